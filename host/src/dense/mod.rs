@@ -1,0 +1,1 @@
+//! Dense matrices (row-major) and the dense operations: GEMM and the LU solve.

@@ -1,0 +1,56 @@
+//! The crate's one error type. Every message names the problem and, where it helps, the fix.
+
+use cudarc::driver::DriverError;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(
+        "no CUDA driver: libcuda.so could not be loaded (this needs an NVIDIA GPU with its driver installed)"
+    )]
+    NoDriver,
+    #[error("no CUDA device: {0}")]
+    NoDevice(String),
+    #[error(
+        "out of device memory: asked for {asked} bytes ({}), {free} bytes free of {total}",
+        human_bytes(*asked)
+    )]
+    OutOfMemory { asked: usize, free: usize, total: usize },
+    #[error("kernel `{0}` not found in the PTX module (is it `#[unsafe(no_mangle)]` in `kernels`?)")]
+    KernelNotFound(String),
+    #[error("launch of kernel `{kernel}` failed: {source}")]
+    Launch { kernel: String, source: DriverError },
+    #[error("GPU error after launching `{kernel}` (the last kernel launched): {source}")]
+    Device { kernel: String, source: DriverError },
+    #[error("CUDA {what} failed: {source}")]
+    Driver { what: &'static str, source: DriverError },
+    #[error("{library} error in {what}: {message}")]
+    Library { library: &'static str, what: &'static str, message: String },
+    #[error("invalid launch configuration for `{kernel}`: {message}")]
+    LaunchConfig { kernel: String, message: String },
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    #[error("result check failed: {0}")]
+    Verification(String),
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+}
+
+impl Error {
+    /// Wraps a driver error from the call named by `what`.
+    pub fn driver(what: &'static str) -> impl FnOnce(DriverError) -> Error {
+        move |source| Error::Driver { what, source }
+    }
+}
+
+pub fn human_bytes(bytes: usize) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}

@@ -1,0 +1,92 @@
+//! Launch shapes and kernel handles.
+
+use cudarc::driver::{CudaFunction, LaunchConfig, sys};
+
+use crate::error::{Error, Result};
+use crate::gpu::DeviceProps;
+
+/// A kernel of the module, with its name for error messages.
+#[derive(Clone)]
+pub struct Kernel {
+    pub(crate) name: &'static str,
+    pub(crate) function: CudaFunction,
+}
+
+impl Kernel {
+    pub(crate) fn new(name: &'static str, function: CudaFunction) -> Kernel {
+        Kernel { name, function }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Registers used per thread (as the driver compiled it for this GPU).
+    pub fn registers(&self) -> Result<i32> {
+        self.function
+            .get_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)
+            .map_err(crate::Error::driver("kernel attribute query"))
+    }
+}
+
+/// Grid, block and dynamic shared memory of one launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Launch {
+    pub grid: (u32, u32, u32),
+    pub block: (u32, u32, u32),
+    pub shared_bytes: u32,
+}
+
+impl Launch {
+    /// Enough blocks of `block` threads to give each of `threads` threads one index.
+    pub fn linear(threads: usize, block: u32) -> Launch {
+        let blocks = threads.div_ceil(block.max(1) as usize).max(1);
+        Launch { grid: (blocks.min(u32::MAX as usize) as u32, 1, 1), block: (block, 1, 1), shared_bytes: 0 }
+    }
+
+    /// One warp of 32 threads per item, `warps_per_block` warps a block.
+    pub fn warp_per_item(items: usize, warps_per_block: u32) -> Launch {
+        Launch::linear(items.saturating_mul(32), 32 * warps_per_block)
+    }
+
+    /// An explicit grid and block.
+    pub fn grid_2d(grid: (u32, u32), block: (u32, u32)) -> Launch {
+        Launch { grid: (grid.0, grid.1, 1), block: (block.0, block.1, 1), shared_bytes: 0 }
+    }
+
+    /// The same launch with `bytes` of dynamic shared memory.
+    pub fn shared(self, bytes: usize) -> Launch {
+        Launch { shared_bytes: bytes.min(u32::MAX as usize) as u32, ..self }
+    }
+
+    /// Checks the shape against the device's limits, raising the kernel's shared-memory limit
+    /// where the launch asks for more than the 48 KiB default.
+    pub(crate) fn validate(self, kernel: &Kernel, props: &DeviceProps) -> Result<LaunchConfig> {
+        let fail = |message: String| Error::LaunchConfig { kernel: kernel.name.to_string(), message };
+        let (bx, by, bz) = self.block;
+        let threads = bx as u64 * by as u64 * bz as u64;
+        if threads == 0 || threads > 1024 {
+            return Err(fail(format!("{threads} threads per block (1..=1024 allowed)")));
+        }
+        let (gx, gy, gz) = self.grid;
+        if gx == 0 || gy == 0 || gz == 0 || gy > 65535 || gz > 65535 {
+            return Err(fail(format!("grid {:?} (x >= 1, y and z in 1..=65535)", self.grid)));
+        }
+        if self.shared_bytes as usize > props.max_shared_per_block_optin {
+            return Err(fail(format!(
+                "{} bytes of shared memory per block, the device allows {}",
+                self.shared_bytes, props.max_shared_per_block_optin
+            )));
+        }
+        if self.shared_bytes > 48 * 1024 {
+            kernel
+                .function
+                .set_attribute(
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    self.shared_bytes as i32,
+                )
+                .map_err(|e| fail(format!("raising the shared-memory limit: {e}")))?;
+        }
+        Ok(LaunchConfig { grid_dim: self.grid, block_dim: self.block, shared_mem_bytes: self.shared_bytes })
+    }
+}

@@ -1,0 +1,191 @@
+//! The GPU runtime on cudarc: a [`Gpu`] handle (context, stream, the embedded PTX module),
+//! typed device buffers and copies, a launch helper, CUDA-event timing and device properties.
+
+mod launch;
+mod props;
+mod timing;
+
+pub use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DeviceRepr, LaunchArgs, PushKernelArg, ValidAsZeroBits};
+pub use launch::{Kernel, Launch};
+pub use props::DeviceProps;
+pub use timing::Timing;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{CudaContext, CudaModule, CudaStream, DriverError, sys};
+use cudarc::nvrtc::Ptx;
+
+use crate::error::{Error, Result};
+
+/// The PTX of the `kernels` crate, built by `host/build.rs`.
+pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
+/// The architecture the PTX was built for (`KERNELS_ARCH`, default sm_80).
+pub const PTX_ARCH: &str = env!("KERNELS_ARCH");
+
+/// One GPU with its context, one stream that every operation is queued on, and the module of
+/// our kernels. Operations on one `Gpu` run in order.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    module: Arc<CudaModule>,
+    kernels: Mutex<HashMap<&'static str, Kernel>>,
+    last_kernel: Mutex<&'static str>,
+    props: DeviceProps,
+}
+
+impl Gpu {
+    /// The first GPU (device 0).
+    pub fn new() -> Result<Gpu> {
+        Gpu::with_ordinal(0)
+    }
+
+    /// The GPU with the given index; errors say whether the driver or the device is missing.
+    pub fn with_ordinal(ordinal: usize) -> Result<Gpu> {
+        if !driver_present() {
+            return Err(Error::NoDriver);
+        }
+        let count = CudaContext::device_count().map_err(|e| Error::NoDevice(e.to_string()))?;
+        if ordinal >= count as usize {
+            return Err(Error::NoDevice(format!(
+                "device {ordinal} asked for, {count} present"
+            )));
+        }
+        let ctx = CudaContext::new(ordinal).map_err(|e| Error::NoDevice(e.to_string()))?;
+        // SAFETY: all work goes through one stream, so cudarc's cross-stream event tracking
+        // is not needed; turning it off saves two events per allocation.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.default_stream();
+        let module = ctx.load_module(Ptx::from_src(PTX)).map_err(Error::driver("module load of the embedded PTX"))?;
+        let props = DeviceProps::query(&ctx)?;
+        Ok(Gpu {
+            ctx,
+            stream,
+            module,
+            kernels: Mutex::new(HashMap::new()),
+            last_kernel: Mutex::new("(none)"),
+            props,
+        })
+    }
+
+    pub fn props(&self) -> &DeviceProps {
+        &self.props
+    }
+
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// A kernel of the embedded module by name (looked up once, then cached).
+    pub fn kernel(&self, name: &'static str) -> Result<Kernel> {
+        let mut kernels = self.kernels.lock().unwrap();
+        if let Some(k) = kernels.get(name) {
+            return Ok(k.clone());
+        }
+        let function = self.module.load_function(name).map_err(|e| match e.0 {
+            sys::CUresult::CUDA_ERROR_NOT_FOUND => Error::KernelNotFound(name.to_string()),
+            _ => Error::Driver { what: "kernel lookup", source: e },
+        })?;
+        let k = Kernel::new(name, function);
+        kernels.insert(name, k.clone());
+        Ok(k)
+    }
+
+    /// Device buffer of `len` zeros.
+    pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
+        self.check_fits::<T>(len)?;
+        self.stream.alloc_zeros(len).map_err(|e| self.alloc_error::<T>(len, e))
+    }
+
+    /// Copies `data` to a new device buffer.
+    pub fn upload<T: DeviceRepr>(&self, data: &[T]) -> Result<CudaSlice<T>> {
+        self.check_fits::<T>(data.len())?;
+        self.stream.clone_htod(data).map_err(|e| self.alloc_error::<T>(data.len(), e))
+    }
+
+    /// Copies `data` into an existing device buffer of the same length.
+    pub fn upload_into<T: DeviceRepr>(&self, data: &[T], dst: &mut CudaSlice<T>) -> Result<()> {
+        if data.len() != dst.len() {
+            return Err(Error::InvalidInput(format!(
+                "copy of {} elements into a device buffer of {}",
+                data.len(),
+                dst.len()
+            )));
+        }
+        self.stream.memcpy_htod(data, dst).map_err(Error::driver("host-to-device copy"))
+    }
+
+    /// Copies a device buffer back (waits for the queued work first).
+    pub fn download<T: DeviceRepr + Default + Clone>(&self, src: &CudaSlice<T>) -> Result<Vec<T>> {
+        self.stream.clone_dtoh(src).map_err(|e| self.device_error(e))
+    }
+
+    /// Device buffer filled with `value` (outputs are poisoned with NaN before a checked run).
+    pub fn filled<T: DeviceRepr + Clone>(&self, len: usize, value: T) -> Result<CudaSlice<T>> {
+        self.upload(&vec![value; len])
+    }
+
+    /// Queues a kernel launch.
+    ///
+    /// # Safety
+    /// `args` must push exactly the arguments the kernel declares, in order and with matching
+    /// types, and every buffer must be as large as the kernel will index for this launch.
+    pub unsafe fn launch<'a>(
+        &'a self,
+        kernel: &'a Kernel,
+        launch: Launch,
+        args: impl FnOnce(&mut LaunchArgs<'a>),
+    ) -> Result<()> {
+        let config = launch.validate(kernel, &self.props)?;
+        let mut builder = self.stream.launch_builder(&kernel.function);
+        args(&mut builder);
+        *self.last_kernel.lock().unwrap() = kernel.name;
+        // SAFETY: the caller's contract above.
+        unsafe { builder.launch(config) }
+            .map(drop)
+            .map_err(|source| Error::Launch { kernel: kernel.name.to_string(), source })
+    }
+
+    /// Waits for all queued work; an error names the last kernel launched.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().map_err(|e| self.device_error(e))
+    }
+
+    /// Device memory (free, total) in bytes.
+    pub fn memory_info(&self) -> Result<(usize, usize)> {
+        self.ctx.mem_get_info().map_err(Error::driver("memory query"))
+    }
+
+    fn device_error(&self, source: DriverError) -> Error {
+        Error::Device { kernel: self.last_kernel.lock().unwrap().to_string(), source }
+    }
+
+    fn check_fits<T>(&self, len: usize) -> Result<()> {
+        let asked = len.checked_mul(size_of::<T>()).ok_or_else(|| {
+            Error::InvalidInput(format!("a buffer of {len} elements overflows the address space"))
+        })?;
+        let (free, total) = self.memory_info()?;
+        if asked > free {
+            return Err(Error::OutOfMemory { asked, free, total });
+        }
+        Ok(())
+    }
+
+    fn alloc_error<T>(&self, len: usize, source: DriverError) -> Error {
+        if source.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+            let (free, total) = self.memory_info().unwrap_or((0, 0));
+            return Error::OutOfMemory { asked: len * size_of::<T>(), free, total };
+        }
+        Error::Driver { what: "device allocation or copy", source }
+    }
+}
+
+/// Whether the CUDA driver library can be loaded (checked before cudarc, which would panic).
+pub fn driver_present() -> bool {
+    // SAFETY: only tries to dlopen the driver library.
+    unsafe { sys::is_culib_present() }
+}

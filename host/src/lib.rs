@@ -1,0 +1,19 @@
+//! Host side of the workspace: loads the Rust-built PTX, owns device memory, launches the
+//! kernels and drives their loops; also the formats, Matrix Market I/O, generators and the
+//! CPU references every kernel is checked against.
+//!
+//! Data path: a file or generator -> a host format (`sparse`) -> device buffers (`gpu`) -> a
+//! kernel -> a result checked against the CPU reference (`verify`) -> a timing row in a report.
+
+pub mod blas1;
+pub mod dense;
+pub mod error;
+pub mod gpu;
+pub mod mm;
+pub mod sparse;
+pub mod spmv;
+pub mod verify;
+
+pub use blas1::Scalar;
+pub use error::{Error, Result};
+pub use gpu::{Gpu, Launch};

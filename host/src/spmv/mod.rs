@@ -1,0 +1,1 @@
+//! Sparse matrix-vector product y = A x: CPU references here, GPU drivers beside them.

@@ -1,0 +1,95 @@
+//! Memory ordering and special loads: fences, volatile and acquire/release accesses (for
+//! flag-based kernels), and read-only cached loads (`ld.global.nc`, CUDA's `__ldg`).
+
+use core::arch::asm;
+
+/// Orders this thread's memory accesses as seen by the whole GPU (`__threadfence`).
+#[inline(always)]
+pub fn fence_gpu() {
+    // SAFETY: a fence has no operands.
+    unsafe { asm!("fence.acq_rel.gpu;") }
+}
+
+/// Orders this thread's memory accesses as seen by its block (`__threadfence_block`).
+#[inline(always)]
+pub fn fence_block() {
+    // SAFETY: a fence has no operands.
+    unsafe { asm!("fence.acq_rel.cta;") }
+}
+
+/// A load the compiler may not cache in a register or drop (polling a flag).
+///
+/// # Safety
+/// `address` is a valid, aligned device pointer.
+#[inline(always)]
+pub unsafe fn load_volatile<T: Copy>(address: *const T) -> T {
+    unsafe { core::ptr::read_volatile(address) }
+}
+
+/// A store the compiler may not delay or drop.
+///
+/// # Safety
+/// `address` is a valid, aligned device pointer.
+#[inline(always)]
+pub unsafe fn store_volatile<T: Copy>(address: *mut T, value: T) {
+    unsafe { core::ptr::write_volatile(address, value) }
+}
+
+/// Load with acquire semantics at GPU scope: later accesses see what the releasing thread
+/// wrote before its [`store_release`].
+///
+/// # Safety
+/// `address` is a valid, aligned device pointer.
+#[inline(always)]
+pub unsafe fn load_acquire(address: *const u32) -> u32 {
+    let value: u32;
+    unsafe { asm!("ld.acquire.gpu.u32 {v}, [{a}];", v = out(reg32) value, a = in(reg64) address) };
+    value
+}
+
+/// Store with release semantics at GPU scope (publishes a flag after the data it guards).
+///
+/// # Safety
+/// `address` is a valid, aligned device pointer.
+#[inline(always)]
+pub unsafe fn store_release(address: *mut u32, value: u32) {
+    unsafe { asm!("st.release.gpu.u32 [{a}], {v};", a = in(reg64) address, v = in(reg32) value) };
+}
+
+/// Types with a read-only cached load.
+pub trait LoadNc: Copy {
+    /// # Safety
+    /// `address` is a valid, aligned global-memory pointer to data no thread writes during
+    /// the kernel.
+    unsafe fn load_nc(address: *const Self) -> Self;
+}
+
+macro_rules! load_nc_impl {
+    ($t:ty, $ptx:literal, $class:ident) => {
+        impl LoadNc for $t {
+            #[inline(always)]
+            unsafe fn load_nc(address: *const Self) -> Self {
+                let value: $t;
+                // SAFETY: the caller guarantees a valid read-only global address.
+                unsafe {
+                    asm!(concat!("ld.global.nc.", $ptx, " {v}, [{a}];"),
+                        v = out($class) value, a = in(reg64) address, options(pure, readonly, nostack))
+                };
+                value
+            }
+        }
+    };
+}
+load_nc_impl!(u32, "u32", reg32);
+load_nc_impl!(i32, "s32", reg32);
+load_nc_impl!(f32, "f32", reg32);
+load_nc_impl!(f64, "f64", reg64);
+
+/// Read-only cached load (`__ldg`): goes through the non-coherent texture path.
+///
+/// # Safety
+/// See [`LoadNc::load_nc`].
+#[inline(always)]
+pub unsafe fn load_nc<T: LoadNc>(address: *const T) -> T {
+    unsafe { T::load_nc(address) }
+}
