@@ -1,0 +1,340 @@
+//! Each device-layer primitive (kernels/src/device) exercised by a test kernel
+//! (kernels/src/device_tests.rs) whose output is checked here.
+
+mod common;
+
+use common::{gpu, random_vec};
+use host::gpu::PushKernelArg;
+use host::{Error, Launch};
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn thread_indices_1d_and_2d() {
+    let gpu = gpu();
+    let n = 1000usize; // not a multiple of the block
+    let mut out = gpu.filled(4 * n, u32::MAX).unwrap();
+    let k = gpu.kernel("test_index_1d").unwrap();
+    let n32 = n as u32;
+    unsafe {
+        gpu.launch(&k, Launch::linear(n, 96), |a| {
+            a.arg(&mut out).arg(&n32);
+        })
+    }
+    .unwrap();
+    let got = gpu.download(&out).unwrap();
+    let blocks = n.div_ceil(96) as u32;
+    for i in 0..n {
+        let expect = [i as u32, (i % 96) as u32, (i / 96) as u32, 96 * blocks];
+        assert_eq!(&got[4 * i..4 * i + 4], &expect, "thread {i}");
+    }
+
+    let (w, h) = (37u32, 21u32);
+    let mut out = gpu.filled((w * h) as usize, u32::MAX).unwrap();
+    let k = gpu.kernel("test_index_2d").unwrap();
+    let launch = Launch::grid_2d((w.div_ceil(8), h.div_ceil(4)), (8, 4));
+    unsafe {
+        gpu.launch(&k, launch, |a| {
+            a.arg(&mut out).arg(&w).arg(&h);
+        })
+    }
+    .unwrap();
+    let got = gpu.download(&out).unwrap();
+    for y in 0..h {
+        for x in 0..w {
+            assert_eq!(got[(y * w + x) as usize], y * 65536 + x);
+        }
+    }
+}
+
+/// What lane `lane` of `test_shuffle_*` must write: xor 5, down 3, up 3, idx 7.
+fn expected_shuffles<T: Copy>(input: &[T]) -> Vec<T> {
+    (0..32)
+        .flat_map(|lane: usize| {
+            let down = if lane + 3 < 32 { lane + 3 } else { lane };
+            let up = if lane >= 3 { lane - 3 } else { lane };
+            [input[lane ^ 5], input[down], input[up], input[7]]
+        })
+        .collect()
+}
+
+fn check_shuffle<T>(gpu: &host::Gpu, kernel: &'static str, input: Vec<T>, poison: T)
+where
+    T: host::gpu::DeviceRepr + Copy + Default + PartialEq + std::fmt::Debug,
+{
+    let d_in = gpu.upload(&input).unwrap();
+    let mut d_out = gpu.filled(128, poison).unwrap();
+    let k = gpu.kernel(kernel).unwrap();
+    unsafe {
+        gpu.launch(&k, Launch::linear(32, 32), |a| {
+            a.arg(&d_in).arg(&mut d_out);
+        })
+    }
+    .unwrap();
+    assert_eq!(
+        gpu.download(&d_out).unwrap(),
+        expected_shuffles(&input),
+        "{kernel}"
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn warp_shuffles_for_each_type() {
+    let gpu = gpu();
+    check_shuffle(
+        &gpu,
+        "test_shuffle_u32",
+        (0..32).map(|i| 1000 + i * 7).collect(),
+        u32::MAX,
+    );
+    check_shuffle(
+        &gpu,
+        "test_shuffle_i32",
+        (0..32).map(|i| -500 + i * 31).collect(),
+        i32::MIN,
+    );
+    check_shuffle(
+        &gpu,
+        "test_shuffle_f32",
+        random_vec::<f32>(32, 1),
+        f32::NAN.to_bits() as f32,
+    );
+    // f64 moves as two 32-bit halves: values whose halves both matter.
+    let f64s: Vec<f64> = (0..32)
+        .map(|i| 1.0 / 3.0 + i as f64 * 1e10 + i as f64 * 1e-9)
+        .collect();
+    check_shuffle(&gpu, "test_shuffle_f64", f64s, -1.0);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn warp_votes() {
+    let gpu = gpu();
+    let k = gpu.kernel("test_vote").unwrap();
+    let cases: [Vec<u32>; 3] = [
+        (0..32).map(|i| (i % 3 == 0) as u32).collect(),
+        vec![0; 32],
+        vec![5; 32],
+    ];
+    for input in cases {
+        let d_in = gpu.upload(&input).unwrap();
+        let mut d_out = gpu.filled(3, 7u32).unwrap();
+        unsafe {
+            gpu.launch(&k, Launch::linear(32, 32), |a| {
+                a.arg(&d_in).arg(&mut d_out);
+            })
+        }
+        .unwrap();
+        let ballot: u32 = input
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| ((v != 0) as u32) << i)
+            .sum();
+        let expect = [ballot, (ballot != 0) as u32, (ballot == u32::MAX) as u32];
+        assert_eq!(gpu.download(&d_out).unwrap(), expect, "input {input:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn warp_reductions() {
+    let gpu = gpu();
+    let warps = 5;
+    let input = random_vec::<f64>(32 * warps, 2);
+    let d_in = gpu.upload(&input).unwrap();
+    let mut d_out = gpu.filled(2 * warps, f64::NAN).unwrap();
+    let mut d_down = gpu.filled(warps, f64::NAN).unwrap();
+    let k = gpu.kernel("test_warp_reduce_f64").unwrap();
+    unsafe {
+        gpu.launch(&k, Launch::linear(32 * warps, 64), |a| {
+            a.arg(&d_in).arg(&mut d_out).arg(&mut d_down);
+        })
+    }
+    .unwrap();
+    let out = gpu.download(&d_out).unwrap();
+    let down = gpu.download(&d_down).unwrap();
+    for w in 0..warps {
+        let chunk = &input[32 * w..32 * (w + 1)];
+        let sum: f64 = chunk.iter().sum();
+        let max = chunk.iter().copied().fold(f64::MIN, f64::max);
+        assert!(
+            (out[2 * w] - sum).abs() < 1e-13,
+            "warp {w} sum {} vs {sum}",
+            out[2 * w]
+        );
+        assert_eq!(out[2 * w + 1], max, "warp {w} max");
+        assert!(
+            (down[w] - sum).abs() < 1e-13,
+            "warp {w} shfl_down sum {} vs {sum}",
+            down[w]
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn block_reductions_with_dynamic_shared_scratch() {
+    let gpu = gpu();
+    let k = gpu.kernel("test_block_reduce_f32").unwrap();
+    for (n, block) in [(1000usize, 256u32), (1024, 1024), (77, 32), (5000, 160)] {
+        let input = random_vec::<f32>(n, n as u64);
+        let d_in = gpu.upload(&input).unwrap();
+        let blocks = n.div_ceil(block as usize);
+        let mut d_out = gpu.filled(2 * blocks, f32::NAN).unwrap();
+        let n32 = n as u32;
+        let launch = Launch::linear(n, block).shared(32 * 4);
+        unsafe {
+            gpu.launch(&k, launch, |a| {
+                a.arg(&d_in).arg(&n32).arg(&mut d_out);
+            })
+        }
+        .unwrap();
+        let out = gpu.download(&d_out).unwrap();
+        for b in 0..blocks {
+            let chunk = &input[b * block as usize..((b + 1) * block as usize).min(n)];
+            let sum: f64 = chunk.iter().map(|&v| v as f64).sum();
+            let max = chunk.iter().copied().fold(f32::MIN, f32::max);
+            assert!(
+                (out[2 * b] as f64 - sum).abs() < 1e-4,
+                "n={n} block {b}: sum {} vs {sum}",
+                out[2 * b]
+            );
+            assert_eq!(out[2 * b + 1], max, "n={n} block {b} max");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn dynamic_shared_memory_carved_in_two() {
+    let gpu = gpu();
+    let k = gpu.kernel("test_shared_reverse").unwrap();
+    let (n, block) = (1000usize, 128u32);
+    let input = random_vec::<f64>(n, 3);
+    let d_in = gpu.upload(&input).unwrap();
+    let mut out = gpu.filled(n, f64::NAN).unwrap();
+    let mut out2 = gpu.filled(n, f64::NAN).unwrap();
+    let n32 = n as u32;
+    let launch = Launch::linear(n, block).shared(2 * 8 * block as usize);
+    unsafe {
+        gpu.launch(&k, launch, |a| {
+            a.arg(&d_in).arg(&mut out).arg(&mut out2).arg(&n32);
+        })
+    }
+    .unwrap();
+    let (out, out2) = (gpu.download(&out).unwrap(), gpu.download(&out2).unwrap());
+    let b = block as usize;
+    for j in 0..n {
+        let (base, t) = (j / b * b, b - 1 - j % b);
+        let source = base + t;
+        let expect = if source < n { input[source] } else { 0.0 };
+        assert_eq!(out[j], expect, "element {j}");
+        assert_eq!(out2[j], 2.0 * expect, "element {j} (second array)");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn atomics_add_cas_max() {
+    let gpu = gpu();
+    let k = gpu.kernel("test_atomics").unwrap();
+    let n = 100_000usize;
+    // Values that sum exactly in f32 regardless of order: multiples of 1/4 up to a few units.
+    let input: Vec<f32> = (0..n).map(|i| ((i * 7919) % 17) as f32 * 0.25).collect();
+    let d_in = gpu.upload(&input).unwrap();
+    let mut sum32 = gpu.zeros::<f32>(1).unwrap();
+    let mut sum64 = gpu.zeros::<f64>(1).unwrap();
+    let mut counter = gpu.upload(&[0u32, 0, i32::MIN as u32, 0]).unwrap();
+    let mut fmax = gpu.filled(1, f32::MIN).unwrap();
+    let n32 = n as u32;
+    unsafe {
+        gpu.launch(&k, Launch::linear(n, 256), |a| {
+            a.arg(&d_in)
+                .arg(&n32)
+                .arg(&mut sum32)
+                .arg(&mut sum64)
+                .arg(&mut counter)
+                .arg(&mut fmax);
+        })
+    }
+    .unwrap();
+    let total: f64 = input.iter().map(|&v| v as f64).sum();
+    assert_eq!(gpu.download(&sum32).unwrap()[0] as f64, total);
+    assert_eq!(gpu.download(&sum64).unwrap()[0], total);
+    let c = gpu.download(&counter).unwrap();
+    assert_eq!(c[0], n as u32, "atomic add count");
+    assert_eq!(c[1], n as u32 - 1, "atomic max u32");
+    assert_eq!(c[2] as i32, 0, "atomic max i32 of -i");
+    assert_eq!(c[3], n as u32, "CAS loop increments");
+    assert_eq!(gpu.download(&fmax).unwrap()[0], 4.0, "CAS-based f32 max");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn release_acquire_flags_pass_values_between_blocks() {
+    let gpu = gpu();
+    let k = gpu.kernel("test_flags").unwrap();
+    let blocks = gpu.props().sm_count as usize; // one block per SM: all resident at once
+    let mut values = gpu.zeros::<u32>(blocks).unwrap();
+    let mut flags = gpu.zeros::<u32>(blocks).unwrap();
+    let spin_limit = 100_000_000u32;
+    unsafe {
+        gpu.launch(&k, Launch::linear(blocks, 1), |a| {
+            a.arg(&mut values).arg(&mut flags).arg(&spin_limit);
+        })
+    }
+    .unwrap();
+    let values = gpu.download(&values).unwrap();
+    assert_eq!(values, (1..=blocks as u32).collect::<Vec<_>>());
+    assert!(gpu.download(&flags).unwrap().iter().all(|&f| f == 1));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn read_only_cached_loads() {
+    let gpu = gpu();
+    let k = gpu.kernel("test_load_nc").unwrap();
+    let n = 777usize;
+    let (a, b) = (random_vec::<f32>(n, 4), random_vec::<f64>(n, 5));
+    let (da, db) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap());
+    let mut oa = gpu.filled(n, f32::NAN).unwrap();
+    let mut ob = gpu.filled(n, f64::NAN).unwrap();
+    let n32 = n as u32;
+    unsafe {
+        gpu.launch(&k, Launch::linear(n, 128), |x| {
+            x.arg(&da).arg(&mut oa).arg(&db).arg(&mut ob).arg(&n32);
+        })
+    }
+    .unwrap();
+    assert_eq!(
+        gpu.download(&oa).unwrap(),
+        a.iter().map(|v| 2.0 * v).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        gpu.download(&ob).unwrap(),
+        b.iter().map(|v| 2.0 * v).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn errors_name_the_problem() {
+    let gpu = gpu();
+    let err = gpu.kernel("no_such_kernel").err().unwrap();
+    assert!(
+        matches!(err, Error::KernelNotFound(_)) && err.to_string().contains("no_such_kernel"),
+        "{err}"
+    );
+
+    let (free, _) = gpu.memory_info().unwrap();
+    let err = gpu.zeros::<u8>(free + (1 << 30)).unwrap_err();
+    assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
+    assert!(err.to_string().contains("out of device memory"), "{err}");
+
+    let k = gpu.kernel("test_vote").unwrap();
+    let err = unsafe { gpu.launch(&k, Launch::linear(32, 2048), |_| {}) }.unwrap_err();
+    assert!(
+        matches!(err, Error::LaunchConfig { .. }) && err.to_string().contains("test_vote"),
+        "{err}"
+    );
+}

@@ -1,0 +1,220 @@
+//! Assembles the PTX with NVIDIA's `ptxas` (no GPU needed) and reports resources per kernel.
+//! ptxas comes from the PyPI wheel `nvidia-cuda-nvcc-cu12`, unpacked into `target/ptxas/`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+use crate::util::{cargo, output, ptx_path, repo_root, run_command};
+
+const WHEEL: &str = "nvidia-cuda-nvcc-cu12";
+const ARCHES: [&str; 2] = ["sm_80", "sm_90"];
+
+pub fn run(args: &[String]) -> Result<()> {
+    if let Some(arg) = args.first() {
+        bail!("check-ptx takes no arguments (got `{arg}`)");
+    }
+    // The host build script builds the PTX; make sure it is current.
+    run_command(cargo().args(["build", "--quiet", "-p", "host"]))?;
+    let ptx = ptx_path();
+    let ptxas = ensure_ptxas()?;
+    for arch in ARCHES {
+        let report = assemble(&ptxas, &ptx, arch)?;
+        print_report(arch, &report);
+    }
+    Ok(())
+}
+
+/// Resources of one entry point as ptxas reports them.
+#[derive(Default)]
+struct KernelReport {
+    name: String,
+    registers: u32,
+    shared_bytes: u32,
+    stack_bytes: u32,
+    spill_stores: u32,
+    spill_loads: u32,
+}
+
+fn assemble(ptxas: &Path, ptx: &Path, arch: &str) -> Result<Vec<KernelReport>> {
+    let out = Command::new(ptxas)
+        .args(["-v", "-O3", &format!("-arch={arch}"), "-o", "/dev/null"])
+        .arg(ptx)
+        .output()
+        .with_context(|| format!("could not run {}", ptxas.display()))?;
+    let log = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() || log.contains("error") {
+        bail!("ptxas failed for {arch} on {}:\n{log}", ptx.display());
+    }
+    Ok(parse(&log))
+}
+
+/// Parses `ptxas -v`: an entry's block starts at "Compiling entry function 'name'", then
+/// "N bytes stack frame, N bytes spill stores, N bytes spill loads" and
+/// "Used N registers, ... N bytes smem".
+fn parse(log: &str) -> Vec<KernelReport> {
+    let mut kernels: Vec<KernelReport> = Vec::new();
+    let number_before = |line: &str, unit: &str| -> u32 {
+        line.split(',')
+            .find(|part| part.contains(unit))
+            .and_then(|part| part.split_whitespace().rev().find_map(|w| w.parse().ok()))
+            .unwrap_or(0)
+    };
+    for line in log.lines() {
+        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+            let name = rest.split('\'').next().unwrap_or_default().to_string();
+            kernels.push(KernelReport {
+                name,
+                ..Default::default()
+            });
+        } else if let Some(k) = kernels.last_mut() {
+            if line.contains("bytes stack frame") {
+                k.stack_bytes = first_number(line);
+                k.spill_stores = number_before(line, "spill stores");
+                k.spill_loads = number_before(line, "spill loads");
+            } else if line.contains("Used") && line.contains("registers") {
+                k.registers = line
+                    .split("Used ")
+                    .nth(1)
+                    .and_then(|s| s.split_whitespace().next())
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(0);
+                k.shared_bytes = number_before(line, "bytes smem");
+            }
+        }
+    }
+    kernels.sort_by(|a, b| a.name.cmp(&b.name));
+    kernels
+}
+
+fn first_number(line: &str) -> u32 {
+    line.split_whitespace()
+        .find_map(|w| w.parse().ok())
+        .unwrap_or(0)
+}
+
+fn print_report(arch: &str, kernels: &[KernelReport]) {
+    println!("\nptxas {arch}: {} kernels assembled", kernels.len());
+    println!(
+        "{:<44} {:>5} {:>8} {:>7} {:>12}",
+        "kernel", "regs", "smem B", "stack B", "spills st/ld"
+    );
+    for k in kernels {
+        let flag = if k.spill_stores + k.spill_loads > 0 {
+            "  <- spills"
+        } else {
+            ""
+        };
+        println!(
+            "{:<44} {:>5} {:>8} {:>7} {:>6}/{:<5}{flag}",
+            k.name, k.registers, k.shared_bytes, k.stack_bytes, k.spill_stores, k.spill_loads
+        );
+    }
+}
+
+/// `ptxas` from PATH, from `PTXAS`, or unpacked from the PyPI wheel into `target/ptxas/`.
+fn ensure_ptxas() -> Result<PathBuf> {
+    if let Ok(path) = std::env::var("PTXAS") {
+        return Ok(PathBuf::from(path));
+    }
+    let dir = repo_root().join("target/ptxas");
+    let ptxas = dir.join("ptxas");
+    if ptxas.exists() {
+        return Ok(ptxas);
+    }
+    if Command::new("ptxas")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        return Ok(PathBuf::from("ptxas"));
+    }
+    std::fs::create_dir_all(&dir)?;
+    eprintln!(
+        "installing ptxas from the PyPI wheel {WHEEL} into {}",
+        dir.display()
+    );
+    let python = if Command::new("python3").arg("--version").output().is_ok() {
+        "python3"
+    } else {
+        "python"
+    };
+    run_command(
+        Command::new(python)
+            .args([
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--only-binary=:all:",
+            ])
+            .args([
+                "--platform",
+                "manylinux2014_x86_64",
+                "--python-version",
+                "3.11",
+                WHEEL,
+                "-d",
+            ])
+            .arg(&dir),
+    )
+    .context("could not download ptxas (needs python3 with pip and access to PyPI)")?;
+    // A wheel is a zip; python's zipfile unpacks the one file we need.
+    let unpack = "import sys, zipfile, glob\n\
+        whl = sorted(glob.glob(sys.argv[1] + '/*.whl'))[-1]\n\
+        open(sys.argv[2], 'wb').write(zipfile.ZipFile(whl).read('nvidia/cuda_nvcc/bin/ptxas'))";
+    output(
+        Command::new(python)
+            .args(["-c", unpack])
+            .arg(&dir)
+            .arg(&ptxas),
+    )?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&ptxas, std::fs::Permissions::from_mode(0o755))?;
+    }
+    for whl in std::fs::read_dir(&dir)?
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "whl"))
+    {
+        std::fs::remove_file(whl.path())?;
+    }
+    Ok(ptxas)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_ptxas_verbose_output() {
+        let log = "ptxas info    : Compiling entry function 'spmv_csr_f64' for 'sm_90'
+ptxas info    : Function properties for spmv_csr_f64
+    8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads
+ptxas info    : Used 40 registers, used 1 barriers, 1024 bytes smem
+ptxas info    : Compiling entry function 'axpy_f32' for 'sm_90'
+ptxas info    : Function properties for axpy_f32
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 10 registers, used 0 barriers";
+        let k = parse(log);
+        assert_eq!(k.len(), 2);
+        assert_eq!(
+            (k[0].name.as_str(), k[0].registers, k[0].shared_bytes),
+            ("axpy_f32", 10, 0)
+        );
+        let s = &k[1];
+        assert_eq!(
+            (
+                s.registers,
+                s.shared_bytes,
+                s.stack_bytes,
+                s.spill_stores,
+                s.spill_loads
+            ),
+            (40, 1024, 8, 4, 12)
+        );
+    }
+}
