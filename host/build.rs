@@ -19,10 +19,7 @@ fn main() {
 
     println!("cargo:rerun-if-env-changed=KERNELS_ARCH");
     println!("cargo:rerun-if-changed={}", kernels.join("src").display());
-    println!(
-        "cargo:rerun-if-changed={}",
-        kernels.join("Cargo.toml").display()
-    );
+    println!("cargo:rerun-if-changed={}", kernels.join("Cargo.toml").display());
     println!("cargo:rustc-env=KERNELS_ARCH={arch}");
 
     // Its own target directory beside the workspace's, so the nested cargo takes no lock the
@@ -62,10 +59,7 @@ fn main() {
 
     let ptx = target_dir.join(TARGET).join("release").join("kernels.ptx");
     if let Err(e) = std::fs::copy(&ptx, out_dir.join("kernels.ptx")) {
-        fail(&format!(
-            "the PTX build succeeded but {} is missing: {e}",
-            ptx.display()
-        ));
+        fail(&format!("the PTX build succeeded but {} is missing: {e}", ptx.display()));
     }
 }
 

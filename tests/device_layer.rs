@@ -70,39 +70,18 @@ where
         })
     }
     .unwrap();
-    assert_eq!(
-        gpu.download(&d_out).unwrap(),
-        expected_shuffles(&input),
-        "{kernel}"
-    );
+    assert_eq!(gpu.download(&d_out).unwrap(), expected_shuffles(&input), "{kernel}");
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn warp_shuffles_for_each_type() {
     let gpu = gpu();
-    check_shuffle(
-        &gpu,
-        "test_shuffle_u32",
-        (0..32).map(|i| 1000 + i * 7).collect(),
-        u32::MAX,
-    );
-    check_shuffle(
-        &gpu,
-        "test_shuffle_i32",
-        (0..32).map(|i| -500 + i * 31).collect(),
-        i32::MIN,
-    );
-    check_shuffle(
-        &gpu,
-        "test_shuffle_f32",
-        random_vec::<f32>(32, 1),
-        f32::NAN.to_bits() as f32,
-    );
+    check_shuffle(&gpu, "test_shuffle_u32", (0..32).map(|i| 1000 + i * 7).collect(), u32::MAX);
+    check_shuffle(&gpu, "test_shuffle_i32", (0..32).map(|i| -500 + i * 31).collect(), i32::MIN);
+    check_shuffle(&gpu, "test_shuffle_f32", random_vec::<f32>(32, 1), f32::NAN.to_bits() as f32);
     // f64 moves as two 32-bit halves: values whose halves both matter.
-    let f64s: Vec<f64> = (0..32)
-        .map(|i| 1.0 / 3.0 + i as f64 * 1e10 + i as f64 * 1e-9)
-        .collect();
+    let f64s: Vec<f64> = (0..32).map(|i| 1.0 / 3.0 + i as f64 * 1e10 + i as f64 * 1e-9).collect();
     check_shuffle(&gpu, "test_shuffle_f64", f64s, -1.0);
 }
 
@@ -111,11 +90,7 @@ fn warp_shuffles_for_each_type() {
 fn warp_votes() {
     let gpu = gpu();
     let k = gpu.kernel("test_vote").unwrap();
-    let cases: [Vec<u32>; 3] = [
-        (0..32).map(|i| (i % 3 == 0) as u32).collect(),
-        vec![0; 32],
-        vec![5; 32],
-    ];
+    let cases: [Vec<u32>; 3] = [(0..32).map(|i| (i % 3 == 0) as u32).collect(), vec![0; 32], vec![5; 32]];
     for input in cases {
         let d_in = gpu.upload(&input).unwrap();
         let mut d_out = gpu.filled(3, 7u32).unwrap();
@@ -125,11 +100,7 @@ fn warp_votes() {
             })
         }
         .unwrap();
-        let ballot: u32 = input
-            .iter()
-            .enumerate()
-            .map(|(i, &v)| ((v != 0) as u32) << i)
-            .sum();
+        let ballot: u32 = input.iter().enumerate().map(|(i, &v)| ((v != 0) as u32) << i).sum();
         let expect = [ballot, (ballot != 0) as u32, (ballot == u32::MAX) as u32];
         assert_eq!(gpu.download(&d_out).unwrap(), expect, "input {input:?}");
     }
@@ -157,17 +128,9 @@ fn warp_reductions() {
         let chunk = &input[32 * w..32 * (w + 1)];
         let sum: f64 = chunk.iter().sum();
         let max = chunk.iter().copied().fold(f64::MIN, f64::max);
-        assert!(
-            (out[2 * w] - sum).abs() < 1e-13,
-            "warp {w} sum {} vs {sum}",
-            out[2 * w]
-        );
+        assert!((out[2 * w] - sum).abs() < 1e-13, "warp {w} sum {} vs {sum}", out[2 * w]);
         assert_eq!(out[2 * w + 1], max, "warp {w} max");
-        assert!(
-            (down[w] - sum).abs() < 1e-13,
-            "warp {w} shfl_down sum {} vs {sum}",
-            down[w]
-        );
+        assert!((down[w] - sum).abs() < 1e-13, "warp {w} shfl_down sum {} vs {sum}", down[w]);
     }
 }
 
@@ -194,11 +157,7 @@ fn block_reductions_with_dynamic_shared_scratch() {
             let chunk = &input[b * block as usize..((b + 1) * block as usize).min(n)];
             let sum: f64 = chunk.iter().map(|&v| v as f64).sum();
             let max = chunk.iter().copied().fold(f32::MIN, f32::max);
-            assert!(
-                (out[2 * b] as f64 - sum).abs() < 1e-4,
-                "n={n} block {b}: sum {} vs {sum}",
-                out[2 * b]
-            );
+            assert!((out[2 * b] as f64 - sum).abs() < 1e-4, "n={n} block {b}: sum {} vs {sum}", out[2 * b]);
             assert_eq!(out[2 * b + 1], max, "n={n} block {b} max");
         }
     }
@@ -249,12 +208,7 @@ fn atomics_add_cas_max() {
     let n32 = n as u32;
     unsafe {
         gpu.launch(&k, Launch::linear(n, 256), |a| {
-            a.arg(&d_in)
-                .arg(&n32)
-                .arg(&mut sum32)
-                .arg(&mut sum64)
-                .arg(&mut counter)
-                .arg(&mut fmax);
+            a.arg(&d_in).arg(&n32).arg(&mut sum32).arg(&mut sum64).arg(&mut counter).arg(&mut fmax);
         })
     }
     .unwrap();
@@ -306,14 +260,8 @@ fn read_only_cached_loads() {
         })
     }
     .unwrap();
-    assert_eq!(
-        gpu.download(&oa).unwrap(),
-        a.iter().map(|v| 2.0 * v).collect::<Vec<_>>()
-    );
-    assert_eq!(
-        gpu.download(&ob).unwrap(),
-        b.iter().map(|v| 2.0 * v).collect::<Vec<_>>()
-    );
+    assert_eq!(gpu.download(&oa).unwrap(), a.iter().map(|v| 2.0 * v).collect::<Vec<_>>());
+    assert_eq!(gpu.download(&ob).unwrap(), b.iter().map(|v| 2.0 * v).collect::<Vec<_>>());
 }
 
 #[test]
@@ -321,10 +269,7 @@ fn read_only_cached_loads() {
 fn errors_name_the_problem() {
     let gpu = gpu();
     let err = gpu.kernel("no_such_kernel").err().unwrap();
-    assert!(
-        matches!(err, Error::KernelNotFound(_)) && err.to_string().contains("no_such_kernel"),
-        "{err}"
-    );
+    assert!(matches!(err, Error::KernelNotFound(_)) && err.to_string().contains("no_such_kernel"), "{err}");
 
     let (free, _) = gpu.memory_info().unwrap();
     let err = gpu.zeros::<u8>(free + (1 << 30)).unwrap_err();
@@ -333,8 +278,5 @@ fn errors_name_the_problem() {
 
     let k = gpu.kernel("test_vote").unwrap();
     let err = unsafe { gpu.launch(&k, Launch::linear(32, 2048), |_| {}) }.unwrap_err();
-    assert!(
-        matches!(err, Error::LaunchConfig { .. }) && err.to_string().contains("test_vote"),
-        "{err}"
-    );
+    assert!(matches!(err, Error::LaunchConfig { .. }) && err.to_string().contains("test_vote"), "{err}");
 }

@@ -39,14 +39,23 @@ impl Comparison {
         }
         Err(Error::Verification(format!(
             "{what}: relative error {:.3e} (tolerance {tolerance:.1e}), max abs error {:.3e}, {} of {} entries off by more than {:.0e}, {} not finite",
-            self.relative_error, self.max_abs_error, self.count_over_threshold, self.len, self.threshold, self.non_finite
+            self.relative_error,
+            self.max_abs_error,
+            self.count_over_threshold,
+            self.len,
+            self.threshold,
+            self.non_finite
         )))
     }
 }
 
 /// Compares `out` with `reference` (both converted to f64). `threshold` is the absolute
 /// threshold of the reports' two measures.
-pub fn compare<T: Into<f64> + Copy, U: Into<f64> + Copy>(out: &[T], reference: &[U], threshold: f64) -> Comparison {
+pub fn compare<T: Into<f64> + Copy, U: Into<f64> + Copy>(
+    out: &[T],
+    reference: &[U],
+    threshold: f64,
+) -> Comparison {
     assert_eq!(out.len(), reference.len(), "compare: lengths differ");
     let (mut diff2, mut ref2, mut max_abs, mut thresholded) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
     let (mut over, mut non_finite) = (0usize, 0usize);

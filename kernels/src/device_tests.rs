@@ -119,7 +119,12 @@ pub unsafe extern "ptx-kernel" fn test_block_reduce_f32(input: *const f32, n: u3
 /// with a second carved array holding the same values doubled (out2). Shared bytes: 2 arrays
 /// of block_dim f64 (carving rounds to 16 bytes).
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn test_shared_reverse(input: *const f64, out: *mut f64, out2: *mut f64, n: u32) {
+pub unsafe extern "ptx-kernel" fn test_shared_reverse(
+    input: *const f64,
+    out: *mut f64,
+    out2: *mut f64,
+    n: u32,
+) {
     let t = thread_idx_x();
     let b = block_dim_x();
     let i = index_1d();
@@ -209,7 +214,13 @@ pub unsafe extern "ptx-kernel" fn test_flags(values: *mut u32, flags: *mut u32, 
 
 /// Read-only cached loads: out[i] = input[i] * 2 for f32 and f64, through `ld.global.nc`.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn test_load_nc(in32: *const f32, out32: *mut f32, in64: *const f64, out64: *mut f64, n: u32) {
+pub unsafe extern "ptx-kernel" fn test_load_nc(
+    in32: *const f32,
+    out32: *mut f32,
+    in64: *const f64,
+    out64: *mut f64,
+    n: u32,
+) {
     let i = index_1d();
     if i < n {
         // SAFETY: guarded by n; the inputs are read-only during the kernel.

@@ -17,7 +17,5 @@ pub fn gpu() -> Gpu {
 /// `len` random values in [-1, 1) from a fixed seed.
 pub fn random_vec<T: host::Scalar>(len: usize, seed: u64) -> Vec<T> {
     let mut rng = StdRng::seed_from_u64(seed);
-    (0..len)
-        .map(|_| T::from_f64(rng.random_range(-1.0..1.0)))
-        .collect()
+    (0..len).map(|_| T::from_f64(rng.random_range(-1.0..1.0))).collect()
 }

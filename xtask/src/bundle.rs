@@ -22,13 +22,9 @@ pub fn run(args: &[String]) -> Result<()> {
     if bundle.exists() {
         fs::remove_dir_all(&bundle)?;
     }
-    let tests = build(&["test", "--workspace", "--no-run"], |kind, test| {
-        test && kind != "bench"
-    })?;
-    let benches = build(&["bench", "--workspace", "--no-run"], |kind, _| {
-        kind == "bench"
-    })?;
-    let bins = build(&["build", "--workspace", "--bins"], |kind, test| {
+    let tests = build(&["test", "--workspace", "--no-run"], |kind, test| test && kind != "bench")?;
+    let benches = build(&["bench", "--workspace", "--no-run"], |kind, _| kind == "bench")?;
+    let bins = build(&["build", "--workspace", "--bins", "--exclude", "xtask"], |kind, test| {
         kind == "bin" && !test
     })?;
     let mut total = 0u64;
@@ -36,8 +32,7 @@ pub fn run(args: &[String]) -> Result<()> {
         let dir = bundle.join(folder);
         fs::create_dir_all(&dir)?;
         for (name, path) in files.iter() {
-            total += fs::copy(path, dir.join(name))
-                .with_context(|| format!("copying {}", path.display()))?;
+            total += fs::copy(path, dir.join(name)).with_context(|| format!("copying {}", path.display()))?;
         }
     }
     let script = bundle.join("run-gpu-tests.sh");
@@ -45,13 +40,10 @@ pub fn run(args: &[String]) -> Result<()> {
     set_executable(&script)?;
     let commit = output(std::process::Command::new("git").args(["rev-parse", "--short", "HEAD"]))
         .unwrap_or_else(|_| "unknown".into());
-    let dirty = output(std::process::Command::new("git").args([
-        "status",
-        "--porcelain",
-        "--untracked-files=no",
-    ]))
-    .map(|s| if s.trim().is_empty() { "" } else { "-dirty" })
-    .unwrap_or("");
+    let dirty =
+        output(std::process::Command::new("git").args(["status", "--porcelain", "--untracked-files=no"]))
+            .map(|s| if s.trim().is_empty() { "" } else { "-dirty" })
+            .unwrap_or("");
     fs::write(bundle.join("COMMIT"), format!("{}{dirty}\n", commit.trim()))?;
     println!(
         "bundle/: {} test, {} bench and {} CLI executables, {:.1} MiB; on a GPU machine run bundle/run-gpu-tests.sh from the repository root",
@@ -66,11 +58,8 @@ pub fn run(args: &[String]) -> Result<()> {
 /// Builds with `cargo <args> --profile bundle` and returns (target name, executable) for the
 /// artifacts that `keep(target kind, is test harness)` selects.
 fn build(args: &[&str], keep: impl Fn(&str, bool) -> bool) -> Result<Vec<(String, PathBuf)>> {
-    let json = output(cargo().args(args).args([
-        "--profile",
-        PROFILE,
-        "--message-format=json-render-diagnostics",
-    ]))?;
+    let json =
+        output(cargo().args(args).args(["--profile", PROFILE, "--message-format=json-render-diagnostics"]))?;
     let mut found = Vec::new();
     for line in json.lines() {
         let Ok(message) = serde_json::from_str::<Value>(line) else {
@@ -88,11 +77,8 @@ fn build(args: &[&str], keep: impl Fn(&str, bool) -> bool) -> Result<Vec<(String
             let target = message["target"]["name"].as_str().unwrap_or("unnamed");
             let package = message["package_id"].as_str().unwrap_or_default();
             // Unit tests of a library are named after their package to stay unique.
-            let name = if kind == "lib" {
-                format!("{}-unit", package_name(package))
-            } else {
-                target.to_string()
-            };
+            let name =
+                if kind == "lib" { format!("{}-unit", package_name(package)) } else { target.to_string() };
             found.push((name, PathBuf::from(executable)));
         }
     }
@@ -101,13 +87,14 @@ fn build(args: &[&str], keep: impl Fn(&str, bool) -> bool) -> Result<Vec<(String
     Ok(found)
 }
 
-/// `host` from a package id such as `path+file:///work/main/host#0.1.0`.
+/// The package name in an id: `path+file:///r/host#0.1.0` (named after its folder) or
+/// `path+file:///r#rgla@0.1.0`.
 fn package_name(id: &str) -> &str {
-    let before_version = id.split('#').next().unwrap_or(id);
-    before_version
-        .rsplit(['/', ':'])
-        .next()
-        .unwrap_or(before_version)
+    let (path, fragment) = id.split_once('#').unwrap_or((id, ""));
+    match fragment.split_once('@') {
+        Some((name, _)) => name,
+        None => path.rsplit('/').next().unwrap_or(path),
+    }
 }
 
 fn set_executable(path: &Path) -> Result<()> {
@@ -149,3 +136,12 @@ done
 echo "gpu-tests: $passed passed, $failed failed, $ignored ignored"
 [ -z "$broken" ]
 "#;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn package_names_from_ids() {
+        assert_eq!(super::package_name("path+file:///work/main/host#0.1.0"), "host");
+        assert_eq!(super::package_name("path+file:///work/main#rgla@0.1.0"), "rgla");
+    }
+}

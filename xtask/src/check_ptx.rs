@@ -64,10 +64,7 @@ fn parse(log: &str) -> Vec<KernelReport> {
     for line in log.lines() {
         if let Some(rest) = line.split("Compiling entry function '").nth(1) {
             let name = rest.split('\'').next().unwrap_or_default().to_string();
-            kernels.push(KernelReport {
-                name,
-                ..Default::default()
-            });
+            kernels.push(KernelReport { name, ..Default::default() });
         } else if let Some(k) = kernels.last_mut() {
             if line.contains("bytes stack frame") {
                 k.stack_bytes = first_number(line);
@@ -89,23 +86,14 @@ fn parse(log: &str) -> Vec<KernelReport> {
 }
 
 fn first_number(line: &str) -> u32 {
-    line.split_whitespace()
-        .find_map(|w| w.parse().ok())
-        .unwrap_or(0)
+    line.split_whitespace().find_map(|w| w.parse().ok()).unwrap_or(0)
 }
 
 fn print_report(arch: &str, kernels: &[KernelReport]) {
     println!("\nptxas {arch}: {} kernels assembled", kernels.len());
-    println!(
-        "{:<44} {:>5} {:>8} {:>7} {:>12}",
-        "kernel", "regs", "smem B", "stack B", "spills st/ld"
-    );
+    println!("{:<44} {:>5} {:>8} {:>7} {:>12}", "kernel", "regs", "smem B", "stack B", "spills st/ld");
     for k in kernels {
-        let flag = if k.spill_stores + k.spill_loads > 0 {
-            "  <- spills"
-        } else {
-            ""
-        };
+        let flag = if k.spill_stores + k.spill_loads > 0 { "  <- spills" } else { "" };
         println!(
             "{:<44} {:>5} {:>8} {:>7} {:>6}/{:<5}{flag}",
             k.name, k.registers, k.shared_bytes, k.stack_bytes, k.spill_stores, k.spill_loads
@@ -123,41 +111,16 @@ fn ensure_ptxas() -> Result<PathBuf> {
     if ptxas.exists() {
         return Ok(ptxas);
     }
-    if Command::new("ptxas")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
+    if Command::new("ptxas").arg("--version").output().is_ok_and(|o| o.status.success()) {
         return Ok(PathBuf::from("ptxas"));
     }
     std::fs::create_dir_all(&dir)?;
-    eprintln!(
-        "installing ptxas from the PyPI wheel {WHEEL} into {}",
-        dir.display()
-    );
-    let python = if Command::new("python3").arg("--version").output().is_ok() {
-        "python3"
-    } else {
-        "python"
-    };
+    eprintln!("installing ptxas from the PyPI wheel {WHEEL} into {}", dir.display());
+    let python = if Command::new("python3").arg("--version").output().is_ok() { "python3" } else { "python" };
     run_command(
         Command::new(python)
-            .args([
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--no-deps",
-                "--only-binary=:all:",
-            ])
-            .args([
-                "--platform",
-                "manylinux2014_x86_64",
-                "--python-version",
-                "3.11",
-                WHEEL,
-                "-d",
-            ])
+            .args(["-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:"])
+            .args(["--platform", "manylinux2014_x86_64", "--python-version", "3.11", WHEEL, "-d"])
             .arg(&dir),
     )
     .context("could not download ptxas (needs python3 with pip and access to PyPI)")?;
@@ -165,20 +128,13 @@ fn ensure_ptxas() -> Result<PathBuf> {
     let unpack = "import sys, zipfile, glob\n\
         whl = sorted(glob.glob(sys.argv[1] + '/*.whl'))[-1]\n\
         open(sys.argv[2], 'wb').write(zipfile.ZipFile(whl).read('nvidia/cuda_nvcc/bin/ptxas'))";
-    output(
-        Command::new(python)
-            .args(["-c", unpack])
-            .arg(&dir)
-            .arg(&ptxas),
-    )?;
+    output(Command::new(python).args(["-c", unpack]).arg(&dir).arg(&ptxas))?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&ptxas, std::fs::Permissions::from_mode(0o755))?;
     }
-    for whl in std::fs::read_dir(&dir)?
-        .flatten()
-        .filter(|e| e.path().extension().is_some_and(|x| x == "whl"))
+    for whl in std::fs::read_dir(&dir)?.flatten().filter(|e| e.path().extension().is_some_and(|x| x == "whl"))
     {
         std::fs::remove_file(whl.path())?;
     }
@@ -201,19 +157,10 @@ ptxas info    : Function properties for axpy_f32
 ptxas info    : Used 10 registers, used 0 barriers";
         let k = parse(log);
         assert_eq!(k.len(), 2);
-        assert_eq!(
-            (k[0].name.as_str(), k[0].registers, k[0].shared_bytes),
-            ("axpy_f32", 10, 0)
-        );
+        assert_eq!((k[0].name.as_str(), k[0].registers, k[0].shared_bytes), ("axpy_f32", 10, 0));
         let s = &k[1];
         assert_eq!(
-            (
-                s.registers,
-                s.shared_bytes,
-                s.stack_bytes,
-                s.spill_stores,
-                s.spill_loads
-            ),
+            (s.registers, s.shared_bytes, s.stack_bytes, s.spill_stores, s.spill_loads),
             (40, 1024, 8, 4, 12)
         );
     }

@@ -7,10 +7,7 @@ use anyhow::{Context, Result, bail};
 
 /// The repository root (the parent of `xtask/`).
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("xtask lives in the repo")
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the repo").to_path_buf()
 }
 
 /// `cargo` as the one running us (the pinned toolchain).
@@ -22,9 +19,7 @@ pub fn cargo() -> Command {
 
 /// Runs `cmd`, failing with its command line if it does not succeed.
 pub fn run_command(cmd: &mut Command) -> Result<()> {
-    let status = cmd
-        .status()
-        .with_context(|| format!("could not start {cmd:?}"))?;
+    let status = cmd.status().with_context(|| format!("could not start {cmd:?}"))?;
     if !status.success() {
         bail!("{cmd:?} failed with {status}");
     }

@@ -5,7 +5,9 @@ mod launch;
 mod props;
 mod timing;
 
-pub use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DeviceRepr, LaunchArgs, PushKernelArg, ValidAsZeroBits};
+pub use cudarc::driver::{
+    CudaSlice, CudaView, CudaViewMut, DeviceRepr, LaunchArgs, PushKernelArg, ValidAsZeroBits,
+};
 pub use launch::{Kernel, Launch};
 pub use props::DeviceProps;
 pub use timing::Timing;
@@ -47,16 +49,15 @@ impl Gpu {
         }
         let count = CudaContext::device_count().map_err(|e| Error::NoDevice(e.to_string()))?;
         if ordinal >= count as usize {
-            return Err(Error::NoDevice(format!(
-                "device {ordinal} asked for, {count} present"
-            )));
+            return Err(Error::NoDevice(format!("device {ordinal} asked for, {count} present")));
         }
         let ctx = CudaContext::new(ordinal).map_err(|e| Error::NoDevice(e.to_string()))?;
         // SAFETY: all work goes through one stream, so cudarc's cross-stream event tracking
         // is not needed; turning it off saves two events per allocation.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.default_stream();
-        let module = ctx.load_module(Ptx::from_src(PTX)).map_err(Error::driver("module load of the embedded PTX"))?;
+        let module =
+            ctx.load_module(Ptx::from_src(PTX)).map_err(Error::driver("module load of the embedded PTX"))?;
         let props = DeviceProps::query(&ctx)?;
         Ok(Gpu {
             ctx,

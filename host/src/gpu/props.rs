@@ -32,11 +32,14 @@ impl DeviceProps {
             .map_err(Error::driver("driver version query"))?;
         Ok(DeviceProps {
             name: ctx.name().map_err(Error::driver("device name query"))?,
-            compute_capability: ctx.compute_capability().map_err(Error::driver("compute capability query"))?,
+            compute_capability: ctx
+                .compute_capability()
+                .map_err(Error::driver("compute capability query"))?,
             sm_count: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
             l2_bytes: attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize,
             memory_bytes: ctx.total_mem().map_err(Error::driver("memory size query"))?,
-            max_shared_per_block_optin: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)? as usize,
+            max_shared_per_block_optin: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?
+                as usize,
             clock_mhz: (attr(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? / 1000) as u32,
             memory_clock_mhz: (attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)? / 1000) as u32,
             memory_bus_bits: attr(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)? as u32,

@@ -23,7 +23,12 @@ pub fn reduce_max<T: warp::Shuffle + PartialOrd>(value: T, lowest: T, scratch: S
 }
 
 #[inline(always)]
-fn reduce<T: warp::Shuffle>(value: T, identity: T, scratch: SharedArray<T>, warp_reduce: impl Fn(T) -> T) -> T {
+fn reduce<T: warp::Shuffle>(
+    value: T,
+    identity: T,
+    scratch: SharedArray<T>,
+    warp_reduce: impl Fn(T) -> T,
+) -> T {
     let warps = block_dim_x().div_ceil(WARP_SIZE);
     let partial = warp_reduce(value);
     // SAFETY (shared accesses): indices are below 32, the documented scratch size.

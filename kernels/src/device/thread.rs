@@ -48,10 +48,7 @@ pub fn index_1d() -> u32 {
 /// Global (x, y) index of this thread in a 2D launch: x is the column, y the row.
 #[inline(always)]
 pub fn index_2d() -> (u32, u32) {
-    (
-        block_idx_x() * block_dim_x() + thread_idx_x(),
-        block_idx_y() * block_dim_y() + thread_idx_y(),
-    )
+    (block_idx_x() * block_dim_x() + thread_idx_x(), block_idx_y() * block_dim_y() + thread_idx_y())
 }
 
 /// Threads in the whole 1D grid (the stride of a grid-stride loop).
