@@ -20,6 +20,7 @@ pub trait Scalar:
     + std::ops::Div<Output = Self>
     + std::iter::Sum
     + PartialOrd
+    + crate::verify::Tolerance
     + 'static
 {
     /// "f32" or "f64": the suffix of the kernels' entry points.

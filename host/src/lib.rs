@@ -5,6 +5,7 @@
 //! Data path: a file or generator -> a host format (`sparse`) -> device buffers (`gpu`) -> a
 //! kernel -> a result checked against the CPU reference (`verify`) -> a timing row in a report.
 
+pub mod bench;
 pub mod blas1;
 pub mod dense;
 pub mod error;
@@ -12,6 +13,7 @@ pub mod gpu;
 pub mod mm;
 pub mod sparse;
 pub mod spmv;
+pub mod vendor;
 pub mod verify;
 
 pub use blas1::Scalar;

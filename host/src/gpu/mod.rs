@@ -98,12 +98,18 @@ impl Gpu {
 
     /// Device buffer of `len` zeros.
     pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
+        if len == 0 {
+            return self.empty();
+        }
         self.check_fits::<T>(len)?;
         self.stream.alloc_zeros(len).map_err(|e| self.alloc_error::<T>(len, e))
     }
 
     /// Copies `data` to a new device buffer.
     pub fn upload<T: DeviceRepr>(&self, data: &[T]) -> Result<CudaSlice<T>> {
+        if data.is_empty() {
+            return self.empty();
+        }
         self.check_fits::<T>(data.len())?;
         self.stream.clone_htod(data).map_err(|e| self.alloc_error::<T>(data.len(), e))
     }
@@ -120,9 +126,34 @@ impl Gpu {
         self.stream.memcpy_htod(data, dst).map_err(Error::driver("host-to-device copy"))
     }
 
+    /// Copies `src` into `dst` (same length) on the device.
+    pub fn copy<T: DeviceRepr>(&self, src: &CudaSlice<T>, dst: &mut CudaSlice<T>) -> Result<()> {
+        if src.len() != dst.len() {
+            return Err(Error::InvalidInput(format!("copy of {} elements into {}", src.len(), dst.len())));
+        }
+        self.stream.memcpy_dtod(src, dst).map_err(Error::driver("device-to-device copy"))
+    }
+
+    /// Sets every element of `buf` to zero (bitwise).
+    pub fn memset_zeros<T: DeviceRepr + ValidAsZeroBits>(&self, buf: &mut CudaSlice<T>) -> Result<()> {
+        if buf.is_empty() {
+            return Ok(());
+        }
+        self.stream.memset_zeros(buf).map_err(Error::driver("memset"))
+    }
+
     /// Copies a device buffer back (waits for the queued work first).
     pub fn download<T: DeviceRepr + Default + Clone>(&self, src: &CudaSlice<T>) -> Result<Vec<T>> {
+        if src.is_empty() {
+            self.synchronize()?;
+            return Ok(Vec::new());
+        }
         self.stream.clone_dtoh(src).map_err(|e| self.device_error(e))
+    }
+
+    /// A zero-length buffer (kernels never dereference it).
+    fn empty<T>(&self) -> Result<CudaSlice<T>> {
+        self.stream.null().map_err(Error::driver("empty allocation"))
     }
 
     /// Device buffer filled with `value` (outputs are poisoned with NaN before a checked run).

@@ -28,8 +28,10 @@ impl Timing {
 impl Gpu {
     /// Time of one run of `work` (the work it queues on this GPU's stream), by CUDA events.
     pub fn time_once(&self, work: impl FnOnce() -> Result<()>) -> Result<f64> {
-        let start = self.context().new_event(None).map_err(Error::driver("event creation"))?;
-        let stop = self.context().new_event(None).map_err(Error::driver("event creation"))?;
+        // cudarc's default events cannot time: ask for timing ones.
+        let timed = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self.context().new_event(timed).map_err(Error::driver("event creation"))?;
+        let stop = self.context().new_event(timed).map_err(Error::driver("event creation"))?;
         start.record(self.stream()).map_err(Error::driver("event record"))?;
         work()?;
         stop.record(self.stream()).map_err(Error::driver("event record"))?;

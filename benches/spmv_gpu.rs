@@ -1,0 +1,185 @@
+//! GPU SpMV benchmark: every kernel and cuSPARSE on a matrix set that resembles SuiteSparse's
+//! variety, f64 and f32, plus the CPU (serial and rayon). Each result is verified against
+//! the serial CPU reference before it is recorded; a wrong result fails the run.
+//!
+//! Timing: CUDA events, after warm-up, median of many runs (our record) and criterion's
+//! `iter_custom` statistics. Inputs are far larger than the L2 cache (50 MiB on the H100).
+
+use criterion::Criterion;
+use host::bench::{Record, cpu_median_ms, gpu_iters, gpu_median_ms, quick, save};
+use host::gpu::CudaSlice;
+use host::sparse::{Bsr, Csr, Hll, HllLayout, generate};
+use host::spmv::bsr::{BsrKernel, DeviceBsr};
+use host::spmv::csr::{CsrKernel, DeviceCsr};
+use host::spmv::hll::{DeviceHll, HllKernel};
+use host::spmv::{BlockWarps, bsr, cpu, csr, hll};
+use host::vendor::cusparse::{Cusparse, CusparseSpmv, SpmvAlg};
+use host::verify::compare;
+use host::{Gpu, Result, Scalar};
+
+type Generator = Box<dyn Fn() -> Result<Csr<f64>>>;
+
+/// The matrix set: (name, generator). `scale` divides the sizes for a quick run.
+fn matrices(scale: usize) -> Vec<(String, Generator)> {
+    let s = |n: usize| (n / scale).max(8);
+    let c = |n: f64| ((n / (scale as f64).cbrt()) as usize).max(4);
+    let q = |n: f64| ((n / (scale as f64).sqrt()) as usize).max(4);
+    let (n27, n7, nfem, n2d) = (c(160.0), c(200.0), c(64.0), q(3000.0));
+    let (nb, nr, np, nroad) = (s(4_194_304), s(2_000_000), s(4_000_000), s(16_000_000));
+    vec![
+        (format!("stencil27 {n27}^3"), Box::new(move || generate::stencil27(n27, n27, n27))),
+        (format!("poisson3d {n7}^3"), Box::new(move || generate::poisson3d(n7, n7, n7))),
+        (format!("poisson2d {n2d}^2"), Box::new(move || generate::poisson2d(n2d, n2d))),
+        (format!("fem {nfem}^3 dof3"), Box::new(move || generate::fem(nfem, nfem, nfem, 3, 1))),
+        (format!("banded {nb} bw64 27/row"), Box::new(move || generate::banded(nb, 64, Some(27), false, 2))),
+        (format!("random {nr} 16/row"), Box::new(move || generate::random_uniform(nr, nr, 16, 3))),
+        (format!("powerlaw {np}"), Box::new(move || generate::power_law(np, 1, 100_000, 1.6, 4))),
+        (format!("road {nroad}"), Box::new(move || generate::road(nroad, 100, 5))),
+    ]
+}
+
+fn main() {
+    let mut criterion = Criterion::default()
+        .configure_from_args()
+        .warm_up_time(std::time::Duration::from_millis(50))
+        .measurement_time(std::time::Duration::from_millis(250))
+        .sample_size(10)
+        .without_plots();
+    let gpu = match Gpu::new() {
+        Ok(gpu) => Some(gpu),
+        Err(e) => {
+            println!("GPU benchmarks skipped: {e}");
+            None
+        }
+    };
+    if let Some(gpu) = &gpu {
+        let gbps = host::bench::record_copy_bandwidth(gpu).unwrap();
+        eprintln!("{}: device-to-device copy {gbps:.0} GB/s", gpu.props());
+    }
+    let scale = if quick() { 16 } else { 1 };
+    let mut failures = Vec::new();
+    for (name, make) in matrices(scale) {
+        let a64 = make().unwrap_or_else(|e| panic!("generating {name}: {e}"));
+        let a32 = a64.cast::<f32>();
+        eprintln!("spmv: {name}: {} rows, {} nnz", a64.rows(), a64.nnz());
+        let mut bench = Bench { criterion: &mut criterion, gpu: gpu.as_ref(), failures: &mut failures };
+        bench.matrix(&name, &a64);
+        bench.matrix(&name, &a32);
+    }
+    criterion.final_summary();
+    if !failures.is_empty() {
+        eprintln!("WRONG RESULTS (not recorded):\n  {}", failures.join("\n  "));
+        std::process::exit(1);
+    }
+}
+
+struct Bench<'a> {
+    criterion: &'a mut Criterion,
+    gpu: Option<&'a Gpu>,
+    failures: &'a mut Vec<String>,
+}
+
+type Run<'r, T> = &'r mut dyn FnMut(&CudaSlice<T>, &mut CudaSlice<T>) -> Result<()>;
+
+impl Bench<'_> {
+    fn matrix<T: Scalar>(&mut self, name: &str, a: &Csr<T>) {
+        let x = generate::vector_1_to_5::<T>(a.cols(), 9);
+        let mut expect = vec![T::ZERO; a.rows()];
+        let serial_ms =
+            cpu_median_ms(if quick() { 1 } else { 3 }, || cpu::csr_serial(a, &x, &mut expect).unwrap());
+        let mut y = vec![T::ZERO; a.rows()];
+        let rayon_ms = cpu_median_ms(if quick() { 2 } else { 5 }, || cpu::csr_rayon(a, &x, &mut y).unwrap());
+        let flops = 2.0 * a.nnz() as f64;
+        let elem = size_of::<T>();
+        let csr_bytes = (a.nnz() * (elem + 4) + (a.rows() + 1) * 4 + (a.rows() + a.cols()) * elem) as f64;
+        let notes = format!("rows={} cols={} nnz={}", a.rows(), a.cols(), a.nnz());
+        let record = |kernel: &str, kind: &str, time_ms: f64, runs: usize, error: f64, bytes: f64| Record {
+            operation: "spmv".into(),
+            input: name.into(),
+            kernel: kernel.into(),
+            kind: kind.into(),
+            precision: T::NAME.into(),
+            time_ms,
+            runs,
+            flops,
+            min_bytes: bytes,
+            error,
+            notes: notes.clone(),
+        };
+        save(&record("cpu-serial", "cpu", serial_ms, 3, 0.0, csr_bytes)).unwrap();
+        let rayon_error = compare(&y, &expect, 1e-3).relative_error;
+        save(&record("cpu-rayon", "cpu", rayon_ms, 5, rayon_error, csr_bytes)).unwrap();
+        let Some(gpu) = self.gpu else { return };
+
+        let dx = gpu.upload(&x).unwrap();
+        let mut dy = gpu.zeros::<T>(a.rows()).unwrap();
+        let poison = vec![T::from_f64(f64::NAN); a.rows()];
+        let tolerance = T::tolerance(a.row_stats().max);
+        let mut measure = |kernel: &str, kind: &str, bytes: f64, run: Run<T>| {
+            let what = format!("{kernel} {} on {name}", T::NAME);
+            gpu.upload_into(&poison, &mut dy).unwrap();
+            let checked =
+                run(&dx, &mut dy).and_then(|()| gpu.download(&dy)).map(|got| compare(&got, &expect, 1e-3));
+            let error = match checked {
+                Ok(c) if c.passes(tolerance) => c.relative_error,
+                Ok(c) => return self.failures.push(c.check(&what, tolerance).unwrap_err().to_string()),
+                Err(e) => return self.failures.push(format!("{what}: {e}")),
+            };
+            let runs = if quick() { 10 } else { 30 };
+            let ms = gpu_median_ms(gpu, 3, runs, || run(&dx, &mut dy)).unwrap();
+            save(&record(kernel, kind, ms, runs, error, bytes)).unwrap();
+            let id = format!("spmv/{name}/{kernel}/{}", T::NAME);
+            self.criterion
+                .bench_function(&id, |b| b.iter_custom(|iters| gpu_iters(gpu, iters, || run(&dx, &mut dy))));
+        };
+
+        // cuSPARSE first: the line every kernel is compared with.
+        let da = DeviceCsr::upload(gpu, a).unwrap();
+        let lib = Cusparse::new(gpu).unwrap();
+        for (alg, label) in [(SpmvAlg::CsrAlg1, "cusparse-alg1"), (SpmvAlg::CsrAlg2, "cusparse-alg2")] {
+            let plan = CusparseSpmv::csr(gpu, &lib, &da, alg).unwrap();
+            measure(label, "vendor", csr_bytes, &mut |x, y| plan.run(gpu, x, y));
+        }
+        let mut kernels: Vec<CsrKernel> = CsrKernel::ALL.to_vec();
+        kernels.extend([2, 4, 16, 32].map(CsrKernel::Vector));
+        for kernel in kernels {
+            // The thread-per-row kernel is hopeless on rows of thousands: skip it there.
+            if kernel == CsrKernel::Scalar && a.row_stats().max > 10_000 {
+                continue;
+            }
+            let warps = BlockWarps::new(4).unwrap();
+            measure(&kernel.name(), "gpu", csr_bytes, &mut |x, y| csr::spmv(gpu, &da, kernel, warps, x, y));
+        }
+        drop(da);
+
+        // HLL where its padding is moderate (power-law rows would pad it to many times nnz).
+        for layout in [HllLayout::RowMajor, HllLayout::ColumnMajor] {
+            let h = Hll::from_csr(a, 32, layout).unwrap();
+            if h.padding_ratio() > 1.0 {
+                eprintln!("  HLL {layout:?}: padding ratio {:.2}, skipped", h.padding_ratio());
+                continue;
+            }
+            let dh = DeviceHll::upload(gpu, &h).unwrap();
+            let bytes = dh.min_traffic_bytes() as f64;
+            for kernel in HllKernel::ALL.into_iter().filter(|k| k.layout() == layout) {
+                let warps = BlockWarps::new(4).unwrap();
+                measure(kernel.name(), "gpu", bytes, &mut |x, y| hll::spmv(gpu, &dh, kernel, warps, x, y));
+            }
+        }
+
+        // BSR on the block-structured input only.
+        if name.starts_with("fem") {
+            let b = Bsr::from_csr(a, 3).unwrap();
+            let db = DeviceBsr::upload(gpu, &b).unwrap();
+            let bytes = db.min_traffic_bytes() as f64;
+            for kernel in BsrKernel::ALL {
+                let warps = BlockWarps::new(4).unwrap();
+                measure(kernel.name(), "gpu", bytes, &mut |x, y| bsr::spmv(gpu, &db, kernel, warps, x, y));
+            }
+            match CusparseSpmv::bsr(gpu, &lib, &db) {
+                Ok(plan) => measure("cusparse-bsr", "vendor", bytes, &mut |x, y| plan.run(gpu, x, y)),
+                Err(e) => eprintln!("  cuSPARSE BSR: {e}"),
+            }
+        }
+    }
+}

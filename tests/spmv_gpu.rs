@@ -1,0 +1,224 @@
+//! Every GPU SpMV kernel (CSR, BSR, HLL; f32 and f64) against the serial CSR reference, on
+//! the edge-case corpus, generated matrices and the real files in tests/data.
+
+mod common;
+
+use common::{gpu, random_vec, real_matrices};
+use host::sparse::{Bsr, Csr, Hll, HllLayout, generate};
+use host::spmv::bsr::{BsrKernel, DeviceBsr};
+use host::spmv::csr::{CsrKernel, DeviceCsr};
+use host::spmv::hll::{DeviceHll, HllKernel};
+use host::spmv::{BlockWarps, bsr, cpu, csr, hll};
+use host::verify::{Tolerance, compare};
+use host::{Gpu, Scalar};
+
+/// The matrices every kernel is checked on.
+fn corpus<T: Scalar>() -> Vec<(String, Csr<T>)> {
+    let mut all = generate::edge_cases::<T>();
+    all.push(("random 3001x2999, 27/row".into(), generate::random_uniform(3001, 2999, 27, 1).unwrap()));
+    all.push(("power law 5000".into(), generate::power_law(5000, 1, 3000, 1.5, 2).unwrap()));
+    all.push(("stencil27 9x10x11".into(), generate::stencil27(9, 10, 11).unwrap()));
+    all.push(("fem 5x5x5 dof 3".into(), generate::fem(5, 5, 5, 3, 3).unwrap()));
+    all.push(("road 10000".into(), generate::road(10_000, 50, 4).unwrap()));
+    all.extend(real_matrices::<T>());
+    all
+}
+
+/// y from the serial CPU reference.
+fn reference<T: Scalar>(a: &Csr<T>, x: &[T]) -> Vec<T> {
+    let mut y = vec![T::ZERO; a.rows()];
+    cpu::csr_serial(a, x, &mut y).unwrap();
+    y
+}
+
+/// Runs `run` into a NaN-poisoned y and checks it against the reference.
+fn check<T: Scalar>(
+    gpu: &Gpu,
+    what: &str,
+    a: &Csr<T>,
+    x: &[T],
+    expect: &[T],
+    run: impl FnOnce(&host::gpu::CudaSlice<T>, &mut host::gpu::CudaSlice<T>) -> host::Result<()>,
+) {
+    let dx = gpu.upload(x).unwrap();
+    let mut dy = gpu.filled(a.rows(), T::from_f64(f64::NAN)).unwrap();
+    run(&dx, &mut dy).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let got = gpu.download(&dy).unwrap();
+    let longest = (0..a.rows()).map(|r| a.row_len(r)).max().unwrap_or(0);
+    compare(&got, expect, 1e-3).check(what, T::tolerance(longest)).unwrap();
+}
+
+fn csr_kernels<T: Scalar>() {
+    let gpu = gpu();
+    let kernels: Vec<CsrKernel> =
+        CsrKernel::ALL.into_iter().chain([2, 4, 16, 32].map(CsrKernel::Vector)).collect();
+    for (name, a) in corpus::<T>() {
+        let x = random_vec::<T>(a.cols(), 7);
+        let expect = reference(&a, &x);
+        let da = DeviceCsr::upload(&gpu, &a).unwrap();
+        for &kernel in &kernels {
+            for warps in [1, 3, 5] {
+                let what = format!("{} {} warps={warps} on {name}", kernel.name(), T::NAME);
+                check(&gpu, &what, &a, &x, &expect, |x, y| {
+                    csr::spmv(&gpu, &da, kernel, BlockWarps::new(warps).unwrap(), x, y)
+                });
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn csr_kernels_f32() {
+    csr_kernels::<f32>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn csr_kernels_f64() {
+    csr_kernels::<f64>();
+}
+
+fn bsr_kernels<T: Scalar>() {
+    let gpu = gpu();
+    for (name, a) in corpus::<T>() {
+        let x = random_vec::<T>(a.cols(), 8);
+        let expect = reference(&a, &x);
+        for b in [1, 3, 8] {
+            let bsr = Bsr::from_csr(&a, b).unwrap();
+            let da = DeviceBsr::upload(&gpu, &bsr).unwrap();
+            for kernel in BsrKernel::ALL {
+                let what = format!("{} b={b} {} on {name}", kernel.name(), T::NAME);
+                check(&gpu, &what, &a, &x, &expect, |x, y| {
+                    bsr::spmv(&gpu, &da, kernel, BlockWarps::new(2).unwrap(), x, y)
+                });
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn bsr_kernels_f32() {
+    bsr_kernels::<f32>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn bsr_kernels_f64() {
+    bsr_kernels::<f64>();
+}
+
+fn hll_kernels<T: Scalar>() {
+    let gpu = gpu();
+    for (name, a) in corpus::<T>() {
+        let x = random_vec::<T>(a.cols(), 9);
+        let expect = reference(&a, &x);
+        for hack in [32, 7] {
+            for layout in [HllLayout::RowMajor, HllLayout::ColumnMajor] {
+                let h = Hll::from_csr(&a, hack, layout).unwrap();
+                let dh = DeviceHll::upload(&gpu, &h).unwrap();
+                for kernel in HllKernel::ALL.into_iter().filter(|k| k.layout() == layout) {
+                    for warps in [1, 4] {
+                        let what =
+                            format!("{} hack={hack} warps={warps} {} on {name}", kernel.name(), T::NAME);
+                        check(&gpu, &what, &a, &x, &expect, |x, y| {
+                            hll::spmv(&gpu, &dh, kernel, BlockWarps::new(warps).unwrap(), x, y)
+                        });
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn hll_kernels_f32() {
+    hll_kernels::<f32>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn hll_kernels_f64() {
+    hll_kernels::<f64>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn adaptive_kernel_on_a_larger_power_law_matrix() {
+    // Rows of tens of thousands of nonzeros go through the block-per-row path.
+    let gpu = gpu();
+    let a = generate::power_law::<f64>(200_000, 1, 50_000, 1.2, 5).unwrap();
+    let da = DeviceCsr::upload(&gpu, &a).unwrap();
+    assert!(!da.plan.long_rows.is_empty(), "the test matrix should have long rows");
+    assert!(da.plan.chunk_rows.len() > da.plan.long_rows.len(), "and rows of several chunks");
+    let x = random_vec::<f64>(a.cols(), 10);
+    let expect = reference(&a, &x);
+    check(&gpu, "csr-adaptive power law 200k", &a, &x, &expect, |x, y| {
+        csr::spmv(&gpu, &da, CsrKernel::Adaptive, BlockWarps::DEFAULT, x, y)
+    });
+}
+
+fn cusparse_baseline<T: Scalar>() {
+    use host::vendor::cusparse::{Cusparse, CusparseSpmv, SpmvAlg};
+    let gpu = gpu();
+    let lib = Cusparse::new(&gpu).unwrap();
+    for (name, a) in corpus::<T>().into_iter().filter(|(_, a)| a.rows() > 0 && a.cols() > 0) {
+        let x = random_vec::<T>(a.cols(), 11);
+        let expect = reference(&a, &x);
+        let da = DeviceCsr::upload(&gpu, &a).unwrap();
+        for alg in [SpmvAlg::CsrAlg1, SpmvAlg::CsrAlg2] {
+            let plan = CusparseSpmv::csr(&gpu, &lib, &da, alg).unwrap();
+            check(&gpu, &format!("cuSPARSE {alg:?} {} on {name}", T::NAME), &a, &x, &expect, |x, y| {
+                plan.run(&gpu, x, y)
+            });
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn cusparse_csr_f32() {
+    cusparse_baseline::<f32>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn cusparse_csr_f64() {
+    cusparse_baseline::<f64>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn cusparse_bsr_f64_where_supported() {
+    use host::vendor::cusparse::{Cusparse, CusparseSpmv};
+    let gpu = gpu();
+    let lib = Cusparse::new(&gpu).unwrap();
+    let a = generate::block_random::<f64>(64, 64, 8, 5, 3).unwrap();
+    let bsr = Bsr::from_csr(&a, 8).unwrap();
+    let da = DeviceBsr::upload(&gpu, &bsr).unwrap();
+    let x = random_vec::<f64>(a.cols(), 12);
+    let expect = reference(&a, &x);
+    match CusparseSpmv::bsr(&gpu, &lib, &da) {
+        Ok(plan) => check(&gpu, "cuSPARSE BSR f64", &a, &x, &expect, |x, y| plan.run(&gpu, x, y)),
+        // Older cuSPARSE has no BSR in the generic API: it must say so, not compute garbage.
+        Err(e) => assert!(e.to_string().contains("NOT_SUPPORTED"), "{e}"),
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn wrong_vector_lengths_and_layouts_are_errors() {
+    let gpu = gpu();
+    let a = generate::random_uniform::<f64>(10, 12, 3, 1).unwrap();
+    let da = DeviceCsr::upload(&gpu, &a).unwrap();
+    let x = gpu.zeros::<f64>(10).unwrap();
+    let mut y = gpu.zeros::<f64>(10).unwrap();
+    let err = csr::spmv(&gpu, &da, CsrKernel::Adaptive, BlockWarps::DEFAULT, &x, &mut y).unwrap_err();
+    assert!(err.to_string().contains("needs x of 12"), "{err}");
+    let h = DeviceHll::upload(&gpu, &Hll::from_csr(&a, 32, HllLayout::RowMajor).unwrap()).unwrap();
+    let x = gpu.zeros::<f64>(12).unwrap();
+    let err = hll::spmv(&gpu, &h, HllKernel::Sell, BlockWarps::DEFAULT, &x, &mut y).unwrap_err();
+    assert!(err.to_string().contains("layout"), "{err}");
+}
