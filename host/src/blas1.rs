@@ -21,6 +21,7 @@ pub trait Scalar:
     + std::iter::Sum
     + PartialOrd
     + crate::verify::Tolerance
+    + crate::vendor::cublas::CublasGemm
     + 'static
 {
     /// "f32" or "f64": the suffix of the kernels' entry points.

@@ -15,6 +15,7 @@
 pub mod device;
 pub mod blas1;
 pub mod device_tests;
+pub mod gemm;
 pub mod spmv;
 
 #[panic_handler]

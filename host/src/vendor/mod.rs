@@ -1,6 +1,7 @@
 //! The vendor libraries our kernels are measured against, called through cudarc's bindings
 //! (loaded at run time, like the driver). Their results are verified like ours.
 
+pub mod cublas;
 pub mod cusparse;
 
 use crate::Scalar;

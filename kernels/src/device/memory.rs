@@ -93,3 +93,26 @@ load_nc_impl!(f64, "f64", reg64);
 pub unsafe fn load_nc<T: LoadNc>(address: *const T) -> T {
     unsafe { T::load_nc(address) }
 }
+
+/// Four consecutive values, 16-byte aligned: one 16-byte vector access for f32, two for f64.
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+pub struct Quad<T>(pub [T; 4]);
+
+/// Loads four consecutive values with vector instructions.
+///
+/// # Safety
+/// `address` is valid for four values and 16-byte aligned.
+#[inline(always)]
+pub unsafe fn load_quad<T: Copy>(address: *const T) -> [T; 4] {
+    unsafe { (*address.cast::<Quad<T>>()).0 }
+}
+
+/// Stores four consecutive values with vector instructions.
+///
+/// # Safety
+/// `address` is valid for four values and 16-byte aligned.
+#[inline(always)]
+pub unsafe fn store_quad<T: Copy>(address: *mut T, values: [T; 4]) {
+    unsafe { *address.cast::<Quad<T>>() = Quad(values) }
+}

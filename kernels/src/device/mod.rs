@@ -4,6 +4,7 @@
 pub mod atomic;
 pub mod block;
 pub mod memory;
+pub mod mma;
 pub mod shared;
 pub mod thread;
 pub mod warp;

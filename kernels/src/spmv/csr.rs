@@ -8,7 +8,7 @@ use crate::device::memory::load_nc;
 use crate::device::shared;
 use crate::device::thread::{WARP_SIZE, block_dim_x, index_1d, lane_id, sync_threads, thread_idx_x, warp_id};
 use crate::device::warp::{self, sync_warp};
-use crate::device::{Float, atomic, block};
+use crate::device::{Float, atomic};
 
 /// `values[j] * x[col_idx[j]]` summed over `j` in `start..end` stepping by `step`, starting at
 /// `start + first`.

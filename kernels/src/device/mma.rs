@@ -1,0 +1,24 @@
+//! Tensor-core matrix multiply-accumulate through inline PTX (`mma.sync`), one warp per tile.
+
+use core::arch::asm;
+
+/// D = A B + C on an 8x8x4 f64 tile (`mma.sync.aligned.m8n8k4.row.col.f64`, sm_80+). Lane `l`
+/// holds A[l / 4][l % 4], B[l % 4][l / 4] and D, C[l / 4][2 (l % 4) + {0, 1}]. Every lane of
+/// the warp must call it together.
+#[inline(always)]
+pub fn dmma_m8n8k4(a: f64, b: f64, c: [f64; 2]) -> [f64; 2] {
+    let (d0, d1): (f64, f64);
+    // SAFETY: a warp-wide instruction on registers only; all lanes call it (documented).
+    unsafe {
+        asm!(
+            "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {{{d0}, {d1}}}, {{{a}}}, {{{b}}}, {{{c0}, {c1}}};",
+            d0 = out(reg64) d0,
+            d1 = out(reg64) d1,
+            a = in(reg64) a,
+            b = in(reg64) b,
+            c0 = in(reg64) c[0],
+            c1 = in(reg64) c[1],
+        );
+    }
+    [d0, d1]
+}

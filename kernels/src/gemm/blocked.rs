@@ -1,0 +1,197 @@
+//! Register-blocked SIMT GEMM: a 128 x 128 tile of C per block of 256 threads, each thread an
+//! 8 x 8 sub-tile held in registers; A and B staged through shared memory 8 columns/rows of
+//! k at a time, double-buffered (the next tile's global loads are in flight while the current
+//! one is multiplied), with 16-byte vector loads and stores where the shape allows.
+//!
+//! Shared layout: A transposed (`a_tile[kk][row]`) and B as is (`b_tile[kk][col]`), so a
+//! thread reads its 8 rows and 8 columns of one kk as vectors. A thread's rows are
+//! `4 ty + {0..3}` and `64 + 4 ty + {0..3}` (columns likewise with tx): consecutive threads read
+//! consecutive 16-byte vectors, free of bank conflicts.
+
+use crate::device::Float;
+use crate::device::memory::{load_quad, store_quad};
+use crate::device::shared::{self, SharedArray};
+use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+
+const BM: u32 = 128;
+const BN: u32 = 128;
+const BK: u32 = 8;
+const HALF: u32 = 64;
+/// Shared elements of one buffer (A tile then B tile).
+const STAGE: u32 = BK * BM + BK * BN;
+
+/// This thread's share of one k-tile, between its global load and its shared store.
+struct Staged<T> {
+    a: [T; 4],
+    b: [T; 4],
+}
+
+/// Launch: grid (ceil(n / 128), ceil(m / 128)), 256 threads; shared bytes: 2 * 2048 size_of T.
+pub unsafe fn blocked<T: Float>(m: u32, n: u32, k: u32, a: *const T, b: *const T, c: *mut T) {
+    let tid = thread_idx_x();
+    let (tx, ty) = (tid % 16, tid / 16);
+    let (row0, col0) = (block_idx_y() * BM, block_idx_x() * BN);
+    // Vector accesses need 16-byte aligned rows of A, B and C.
+    let aligned = k % 4 == 0 && n % 4 == 0;
+    let interior = row0 + BM <= m && col0 + BN <= n;
+    let buffers = shared::dynamic::<T>();
+
+    let tiles = k.div_ceil(BK);
+    let mut staged = unsafe { load_tile(a, b, m, n, k, row0, col0, 0, aligned && interior, tid) };
+    unsafe { store_tile(buffers, 0, &staged, tid) };
+    sync_threads();
+
+    let mut acc = [[T::ZERO; 8]; 8];
+    for tile in 0..tiles {
+        let current = tile % 2;
+        let next = tile + 1;
+        if next < tiles {
+            // SAFETY: loads are bounds-checked or the whole tile is inside the matrices.
+            staged = unsafe { load_tile(a, b, m, n, k, row0, col0, next * BK, aligned && interior, tid) };
+        }
+        let a_tile = buffers.after::<T>(current * STAGE);
+        let b_tile = a_tile.after::<T>(BK * BM);
+        for kk in 0..BK {
+            // SAFETY: indices below BK * BM and BK * BN, 16-byte aligned (multiples of 4).
+            let (a_lo, a_hi, b_lo, b_hi) = unsafe {
+                (
+                    load_quad(a_tile.ptr(kk * BM + 4 * ty)),
+                    load_quad(a_tile.ptr(kk * BM + HALF + 4 * ty)),
+                    load_quad(b_tile.ptr(kk * BN + 4 * tx)),
+                    load_quad(b_tile.ptr(kk * BN + HALF + 4 * tx)),
+                )
+            };
+            let a_frag = [a_lo[0], a_lo[1], a_lo[2], a_lo[3], a_hi[0], a_hi[1], a_hi[2], a_hi[3]];
+            let b_frag = [b_lo[0], b_lo[1], b_lo[2], b_lo[3], b_hi[0], b_hi[1], b_hi[2], b_hi[3]];
+            for i in 0..8 {
+                for j in 0..8 {
+                    acc[i][j] = a_frag[i].mul_add(b_frag[j], acc[i][j]);
+                }
+            }
+        }
+        if next < tiles {
+            unsafe { store_tile(buffers, next % 2, &staged, tid) };
+        }
+        sync_threads();
+    }
+
+    // Write the 8 x 8 sub-tile: rows 4 ty + i (+64), columns 4 tx + j (+64). Every index into
+    // `acc` is a constant, so it stays in registers.
+    let store = |i: u32, values: [T; 8]| {
+        let row = row0 + (i / 4) * HALF + 4 * ty + i % 4;
+        if row < m {
+            let col = col0 + 4 * tx;
+            let out = c.wrapping_add((row * n) as usize);
+            // SAFETY: row < m; each store is checked against n.
+            unsafe {
+                store_checked(out, col, n, aligned, [values[0], values[1], values[2], values[3]]);
+                store_checked(out, col + HALF, n, aligned, [values[4], values[5], values[6], values[7]]);
+            }
+        }
+    };
+    store(0, acc[0]);
+    store(1, acc[1]);
+    store(2, acc[2]);
+    store(3, acc[3]);
+    store(4, acc[4]);
+    store(5, acc[5]);
+    store(6, acc[6]);
+    store(7, acc[7]);
+}
+
+/// Stores four values at columns `col..col + 4` of the row starting at `row`: one vector store
+/// when they all fit and rows are aligned, else each column checked against `n`.
+#[inline(always)]
+unsafe fn store_checked<T: Float>(row: *mut T, col: u32, n: u32, aligned: bool, values: [T; 4]) {
+    // SAFETY: the caller passes a row of n elements; columns are checked.
+    unsafe {
+        let out = row.add(col as usize);
+        if aligned && col + 4 <= n {
+            store_quad(out, values);
+        } else {
+            let [v0, v1, v2, v3] = values;
+            if col < n {
+                *out = v0;
+            }
+            if col + 1 < n {
+                *out.add(1) = v1;
+            }
+            if col + 2 < n {
+                *out.add(2) = v2;
+            }
+            if col + 3 < n {
+                *out.add(3) = v3;
+            }
+        }
+    }
+}
+
+/// Four values from `p`, of which the first `valid` exist (the rest are zero).
+#[inline(always)]
+unsafe fn load_checked<T: Float>(p: *const T, valid: u32) -> [T; 4] {
+    // SAFETY: only the first `valid` values are read.
+    unsafe {
+        [
+            if valid > 0 { *p } else { T::ZERO },
+            if valid > 1 { *p.add(1) } else { T::ZERO },
+            if valid > 2 { *p.add(2) } else { T::ZERO },
+            if valid > 3 { *p.add(3) } else { T::ZERO },
+        ]
+    }
+}
+
+/// Loads this thread's four elements of A (row `tid / 2`, k `k0 + 4 (tid % 2)..`) and of B
+/// (k row `k0 + tid / 32`, columns `4 (tid % 32)..`) for the k-tile at `k0`.
+#[inline(always)]
+unsafe fn load_tile<T: Float>(
+    a: *const T,
+    b: *const T,
+    m: u32,
+    n: u32,
+    k: u32,
+    row0: u32,
+    col0: u32,
+    k0: u32,
+    interior: bool,
+    tid: u32,
+) -> Staged<T> {
+    let (a_row, a_k) = (row0 + tid / 2, k0 + 4 * (tid % 2));
+    let (b_k, b_col) = (k0 + tid / 32, col0 + 4 * (tid % 32));
+    // SAFETY: the vector path runs only for tiles wholly inside aligned matrices; the scalar
+    // path checks each element.
+    unsafe {
+        if interior && k0 + BK <= k {
+            return Staged {
+                a: load_quad(a.add((a_row * k + a_k) as usize)),
+                b: load_quad(b.add((b_k * n + b_col) as usize)),
+            };
+        }
+        let a_valid = if a_row < m { k.saturating_sub(a_k).min(4) } else { 0 };
+        let b_valid = if b_k < k { n.saturating_sub(b_col).min(4) } else { 0 };
+        Staged {
+            a: load_checked(a.wrapping_add((a_row * k + a_k) as usize), a_valid),
+            b: load_checked(b.wrapping_add((b_k * n + b_col) as usize), b_valid),
+        }
+    }
+}
+
+/// Writes a staged k-tile into shared buffer `buffer`: A transposed, B as is.
+#[inline(always)]
+unsafe fn store_tile<T: Float>(buffers: SharedArray<T>, buffer: u32, staged: &Staged<T>, tid: u32) {
+    let a_tile = buffers.after::<T>(buffer * STAGE);
+    let b_tile = a_tile.after::<T>(BK * BM);
+    let (a_row, a_k) = (tid / 2, 4 * (tid % 2));
+    // SAFETY: indices below BK * BM and BK * BN; the B store is 16-byte aligned.
+    unsafe {
+        let [a0, a1, a2, a3] = staged.a;
+        a_tile.set(a_k * BM + a_row, a0);
+        a_tile.set((a_k + 1) * BM + a_row, a1);
+        a_tile.set((a_k + 2) * BM + a_row, a2);
+        a_tile.set((a_k + 3) * BM + a_row, a3);
+        store_quad(b_tile.ptr((tid / 32) * BN + 4 * (tid % 32)), staged.b);
+    }
+}
+
+f32_f64_kernels! {
+    gemm_blocked_f32, gemm_blocked_f64 => blocked(m: u32, n: u32, k: u32, a: *const T, b: *const T, c: *mut T);
+}
