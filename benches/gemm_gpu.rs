@@ -115,12 +115,12 @@ impl Bench<'_> {
             };
         let cublas = Cublas::new(gpu).unwrap();
         measure("cublas", "vendor", &mut |dc| cublas.gemm(n, n, n, &da, &db, dc));
-        let mut kernels = vec![GemmKernel::Blocked, GemmKernel::Dmma];
+        let mut kernels = vec![GemmKernel::Blocked, GemmKernel::Dmma, GemmKernel::Dmma16];
         if !self.vendor_size {
             // The report's table: small tiles only where a run takes seconds at most.
             kernels.extend(TILES.into_iter().filter(|&t| t >= 8 || n <= 4000).map(GemmKernel::Tiled));
         }
-        for kernel in kernels.into_iter().filter(|k| k.supports::<T>()) {
+        for kernel in kernels.into_iter().filter(|k| k.supports::<T>(gpu)) {
             measure(&kernel.name(), "gpu", &mut |dc| gemm::gemm(gpu, kernel, n, n, n, &da, &db, dc));
         }
     }

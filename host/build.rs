@@ -1,33 +1,54 @@
 //! Builds the `kernels` crate for `nvptx64-nvidia-cuda` and embeds the PTX in this crate
-//! (the role `cuda_builder` plays in rust-cuda). The PTX lands in `$OUT_DIR/kernels.ptx`.
-//!
-//! `KERNELS_ARCH` picks the PTX target (default `sm_80`, the oldest GPU we support: the driver
-//! compiles it for newer GPUs at load time). Example: `KERNELS_ARCH=sm_90 cargo build`.
+//! (the role `cuda_builder` plays in rust-cuda): one module per architecture in
+//! `KERNELS_ARCHES` (default `sm_80,sm_90`), listed in `$OUT_DIR/ptx_modules.rs`. At run time
+//! the host loads the newest module the GPU can run; the driver compiles its PTX for the GPU.
+//! sm_80 is the baseline every kernel is built for; kernels that need newer instructions are
+//! `#[cfg(target_feature = "sm_90")]` in `kernels` and exist only in that module.
+//! Example: `KERNELS_ARCHES=sm_80 cargo build` builds the baseline only.
 
 use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const TARGET: &str = "nvptx64-nvidia-cuda";
-const DEFAULT_ARCH: &str = "sm_80";
+const DEFAULT_ARCHES: &str = "sm_80,sm_90";
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let kernels = manifest_dir.join("../kernels");
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
-    let arch = env::var("KERNELS_ARCH").unwrap_or_else(|_| DEFAULT_ARCH.to_string());
+    let arches = env::var("KERNELS_ARCHES").unwrap_or_else(|_| DEFAULT_ARCHES.to_string());
 
-    println!("cargo:rerun-if-env-changed=KERNELS_ARCH");
+    println!("cargo:rerun-if-env-changed=KERNELS_ARCHES");
     println!("cargo:rerun-if-changed={}", kernels.join("src").display());
     println!("cargo:rerun-if-changed={}", kernels.join("Cargo.toml").display());
-    println!("cargo:rustc-env=KERNELS_ARCH={arch}");
 
-    // Its own target directory beside the workspace's, so the nested cargo takes no lock the
-    // outer one holds, and the build of `core` is cached between host builds.
-    let target_dir = workspace_target_dir(&manifest_dir, &out_dir).join("ptx");
+    let mut modules = String::from("/// (architecture, e.g. 80 for sm_80; PTX), oldest first.\npub const MODULES: &[(u32, &str)] = &[\n");
+    let mut numbers: Vec<(u32, &str)> = Vec::new();
+    for arch in arches.split(',').map(str::trim).filter(|a| !a.is_empty()) {
+        let number = arch.strip_prefix("sm_").and_then(|n| n.parse::<u32>().ok());
+        let Some(number) = number else { fail(&format!("KERNELS_ARCHES: `{arch}` is not of the form sm_NN")) };
+        numbers.push((number, arch));
+    }
+    numbers.sort();
+    for (number, arch) in numbers {
+        let ptx = build_ptx(&kernels, &manifest_dir, &out_dir, arch);
+        modules.push_str(&format!("    ({number}, include_str!({:?})),\n", ptx.display().to_string()));
+    }
+    modules.push_str("];\n");
+    if let Err(e) = std::fs::write(out_dir.join("ptx_modules.rs"), modules) {
+        fail(&format!("writing the PTX module list: {e}"));
+    }
+}
+
+/// Builds the kernels for `arch` in their own target directory (so the nested cargo takes no
+/// lock the outer one holds, and each architecture's build of `core` stays cached) and copies
+/// the PTX into OUT_DIR.
+fn build_ptx(kernels: &Path, manifest_dir: &Path, out_dir: &Path, arch: &str) -> PathBuf {
+    let target_dir = workspace_target_dir(manifest_dir, out_dir).join("ptx").join(arch);
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.current_dir(&kernels)
+    cmd.current_dir(kernels)
         .args(["build", "--release", "--target", TARGET, "-Zbuild-std=core"])
         .arg("--target-dir")
         .arg(&target_dir)
@@ -47,20 +68,20 @@ fn main() {
     ] {
         cmd.env_remove(var);
     }
-
     let output = match cmd.output() {
         Ok(output) => output,
         Err(e) => fail(&format!("could not run cargo for the PTX build: {e}")),
     };
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
-        fail(&format!("{}\n{stderr}", diagnose(&stderr)));
+        fail(&format!("{} ({arch})\n{stderr}", diagnose(&stderr)));
     }
-
-    let ptx = target_dir.join(TARGET).join("release").join("kernels.ptx");
-    if let Err(e) = std::fs::copy(&ptx, out_dir.join("kernels.ptx")) {
-        fail(&format!("the PTX build succeeded but {} is missing: {e}", ptx.display()));
+    let built = target_dir.join(TARGET).join("release").join("kernels.ptx");
+    let ptx = out_dir.join(format!("kernels_{arch}.ptx"));
+    if let Err(e) = std::fs::copy(&built, &ptx) {
+        fail(&format!("the PTX build succeeded but {} is missing: {e}", built.display()));
     }
+    ptx
 }
 
 /// Turns the usual toolchain failures into a sentence that says what to install.

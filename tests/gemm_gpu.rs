@@ -3,7 +3,7 @@
 mod common;
 
 use common::{gpu, random_vec};
-use host::dense::gemm::{self, GemmKernel, TILES};
+use host::dense::gemm::{self, GemmKernel};
 use host::vendor::cublas::Cublas;
 use host::verify::compare;
 use host::{Gpu, Scalar};
@@ -12,11 +12,6 @@ use host::{Gpu, Scalar};
 const SHAPES: [(usize, usize, usize); 5] =
     [(1, 1, 1), (31, 33, 17), (1000, 7, 513), (256, 256, 256), (4097, 4095, 4099)];
 
-fn kernels<T: Scalar>() -> Vec<GemmKernel> {
-    let mut all: Vec<GemmKernel> = TILES.into_iter().map(GemmKernel::Tiled).collect();
-    all.extend([GemmKernel::Blocked, GemmKernel::Dmma]);
-    all.into_iter().filter(|k| k.supports::<T>()).collect()
-}
 
 fn check_all<T: Scalar>(tolerance: f64) {
     let gpu = gpu();
@@ -32,7 +27,7 @@ fn check_all<T: Scalar>(tolerance: f64) {
             let got = gpu.download(&dc).unwrap();
             compare(&got, &expect, 1e-3).check(&what, tolerance).unwrap();
         };
-        for kernel in kernels::<T>() {
+        for kernel in GemmKernel::all().into_iter().filter(|k| k.supports::<T>(&gpu)) {
             let what = format!("gemm {} {} {m}x{k}x{n}", kernel.name(), T::NAME);
             run(what, &|gpu, dc| gemm::gemm(gpu, kernel, m, n, k, &da, &db, dc));
         }
@@ -63,4 +58,7 @@ fn gemm_errors_name_the_problem() {
     let mut c = gpu.zeros::<f32>(4).unwrap();
     let err = gemm::gemm(&gpu, GemmKernel::Dmma, 2, 2, 3, &a, &a, &mut c).unwrap_err().to_string();
     assert!(err.contains("f64 only"), "{err}");
+    // The tensor-core kernels exist for this GPU in f64 (dmma16 on sm_90 only).
+    assert!(GemmKernel::Dmma.supports::<f64>(&gpu));
+    assert_eq!(GemmKernel::Dmma16.supports::<f64>(&gpu), gpu.ptx_arch() >= 90);
 }

@@ -6,9 +6,10 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use crate::util::{cargo, output, ptx_path, repo_root, run_command};
+use crate::util::{cargo, output, ptx_modules, repo_root, run_command};
 
 const WHEEL: &str = "nvidia-cuda-nvcc-cu12";
+/// GPUs each module is assembled for: the baseline module for every supported generation.
 const ARCHES: [&str; 2] = ["sm_80", "sm_90"];
 
 pub fn run(args: &[String]) -> Result<()> {
@@ -17,11 +18,18 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     // The host build script builds the PTX; make sure it is current.
     run_command(cargo().args(["build", "--quiet", "-p", "host"]))?;
-    let ptx = ptx_path();
+    let modules = ptx_modules();
+    if modules.is_empty() {
+        bail!("no PTX under target/ptx/ after the host build");
+    }
     let ptxas = ensure_ptxas()?;
-    for arch in ARCHES {
-        let report = assemble(&ptxas, &ptx, arch)?;
-        print_report(arch, &report);
+    for (module, ptx) in &modules {
+        // A module runs on its own architecture and every newer one.
+        let number = |arch: &str| arch.trim_start_matches("sm_").parse::<u32>().unwrap_or(0);
+        for arch in ARCHES.iter().filter(|arch| number(arch) >= number(module)) {
+            let report = assemble(&ptxas, ptx, arch)?;
+            print_report(&format!("{module} module on {arch}"), &report);
+        }
     }
     Ok(())
 }
@@ -89,8 +97,8 @@ fn first_number(line: &str) -> u32 {
     line.split_whitespace().find_map(|w| w.parse().ok()).unwrap_or(0)
 }
 
-fn print_report(arch: &str, kernels: &[KernelReport]) {
-    println!("\nptxas {arch}: {} kernels assembled", kernels.len());
+fn print_report(what: &str, kernels: &[KernelReport]) {
+    println!("\nptxas, {what}: {} kernels assembled", kernels.len());
     println!("{:<44} {:>5} {:>8} {:>7} {:>12}", "kernel", "regs", "smem B", "stack B", "spills st/ld");
     for k in kernels {
         let flag = if k.spill_stores + k.spill_loads > 0 { "  <- spills" } else { "" };

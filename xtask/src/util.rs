@@ -38,7 +38,19 @@ pub fn output(cmd: &mut Command) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// Where the host build script puts the kernels' PTX.
-pub fn ptx_path() -> PathBuf {
-    repo_root().join("target/ptx/nvptx64-nvidia-cuda/release/kernels.ptx")
+/// The kernels' PTX modules the host build script builds: (architecture, path).
+pub fn ptx_modules() -> Vec<(String, PathBuf)> {
+    let dir = repo_root().join("target/ptx");
+    let mut modules: Vec<(String, PathBuf)> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let arch = e.file_name().to_string_lossy().into_owned();
+            let ptx = e.path().join("nvptx64-nvidia-cuda/release/kernels.ptx");
+            (arch.starts_with("sm_") && ptx.exists()).then_some((arch, ptx))
+        })
+        .collect();
+    modules.sort();
+    modules
 }

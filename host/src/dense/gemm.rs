@@ -90,8 +90,10 @@ pub enum GemmKernel {
     Tiled(u32),
     /// Register-blocked SIMT: 128 x 128 block tiles, 8 x 8 per thread.
     Blocked,
-    /// f64 tensor cores (mma.sync m8n8k4).
+    /// f64 tensor cores (mma.sync m8n8k4, sm_80+).
     Dmma,
+    /// f64 tensor cores with Hopper's m16n8k4 shape (sm_90 module only).
+    Dmma16,
 }
 
 impl GemmKernel {
@@ -100,6 +102,7 @@ impl GemmKernel {
             GemmKernel::Tiled(t) => format!("tiled{t}"),
             GemmKernel::Blocked => "blocked".into(),
             GemmKernel::Dmma => "dmma".into(),
+            GemmKernel::Dmma16 => "dmma16".into(),
         }
     }
 
@@ -108,15 +111,28 @@ impl GemmKernel {
             "tiled" => tile.filter(|t| TILES.contains(t)).or(Some(16)).map(GemmKernel::Tiled),
             "blocked" => Some(GemmKernel::Blocked),
             "dmma" => Some(GemmKernel::Dmma),
+            "dmma16" => Some(GemmKernel::Dmma16),
             other => {
                 other.strip_prefix("tiled")?.parse().ok().filter(|t| TILES.contains(t)).map(GemmKernel::Tiled)
             }
         }
     }
 
-    /// Whether the kernel exists for `T` (tensor cores: f64 only).
-    pub fn supports<T: Scalar>(self) -> bool {
-        self != GemmKernel::Dmma || T::NAME == "f64"
+    /// Whether the kernel exists for `T` on this GPU (tensor cores: f64 only; m16n8k4 needs
+    /// the sm_90 module).
+    pub fn supports<T: Scalar>(self, gpu: &Gpu) -> bool {
+        match self {
+            GemmKernel::Dmma => T::NAME == "f64",
+            GemmKernel::Dmma16 => T::NAME == "f64" && gpu.ptx_arch() >= 90,
+            _ => true,
+        }
+    }
+
+    /// Every kernel, tile sizes included.
+    pub fn all() -> Vec<GemmKernel> {
+        let mut all: Vec<GemmKernel> = TILES.into_iter().map(GemmKernel::Tiled).collect();
+        all.extend([GemmKernel::Blocked, GemmKernel::Dmma, GemmKernel::Dmma16]);
+        all
     }
 }
 
@@ -161,24 +177,20 @@ pub fn gemm<T: Scalar>(
         }
         GemmKernel::Blocked => (
             T::pick(("gemm_blocked_f32", "gemm_blocked_f64")),
-            Launch {
-                grid: (grid(128)?.0, grid(128)?.1, 1),
-                block: (256, 1, 1),
-                shared_bytes: (2 * 2048 * elem) as u32,
-            },
+            Launch { grid: (grid(128)?.0, grid(128)?.1, 1), block: (256, 1, 1), shared_bytes: (2 * 2048 * elem) as u32 },
         ),
-        GemmKernel::Dmma => {
-            if T::NAME != "f64" {
-                return Err(Error::InvalidInput("the DMMA tensor-core kernel is f64 only".into()));
+        GemmKernel::Dmma | GemmKernel::Dmma16 => {
+            if !kernel.supports::<T>(gpu) {
+                let sm90 = if kernel == GemmKernel::Dmma16 { ", on sm_90 GPUs" } else { "" };
+                return Err(Error::InvalidInput(format!(
+                    "the {} tensor-core kernel is f64 only{sm90}",
+                    kernel.name()
+                )));
             }
-            (
-                "gemm_dmma_f64",
-                Launch {
-                    grid: (grid(64)?.0, grid(64)?.1, 1),
-                    block: (128, 1, 1),
-                    shared_bytes: ((64 * 20 + 16 * 68) * 8) as u32,
-                },
-            )
+            let name = if kernel == GemmKernel::Dmma { "gemm_dmma_f64" } else { "gemm_dmma16_f64" };
+            let (gx, gy) = grid(64)?;
+            let shared = (64 * 20 + 16 * 68) * 8;
+            (name, Launch { grid: (gx, gy, 1), block: (128, 1, 1), shared_bytes: shared })
         }
     };
     let k_ = gpu.kernel(name)?;

@@ -20,10 +20,16 @@ use cudarc::nvrtc::Ptx;
 
 use crate::error::{Error, Result};
 
-/// The PTX of the `kernels` crate, built by `host/build.rs`.
-pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
-/// The architecture the PTX was built for (`KERNELS_ARCH`, default sm_80).
-pub const PTX_ARCH: &str = env!("KERNELS_ARCH");
+/// The PTX modules of the `kernels` crate built by `host/build.rs`, one per architecture.
+pub mod ptx {
+    include!(concat!(env!("OUT_DIR"), "/ptx_modules.rs"));
+
+    /// The newest module a GPU of compute capability `major.minor` can run.
+    pub fn for_device(major: i32, minor: i32) -> Option<(u32, &'static str)> {
+        let device = (major * 10 + minor) as u32;
+        MODULES.iter().rev().find(|(arch, _)| *arch <= device).copied()
+    }
+}
 
 /// One GPU with its context, one stream that every operation is queued on, and the module of
 /// our kernels. Operations on one `Gpu` run in order.
@@ -34,6 +40,7 @@ pub struct Gpu {
     kernels: Mutex<HashMap<&'static str, Kernel>>,
     last_kernel: Mutex<&'static str>,
     props: DeviceProps,
+    ptx_arch: u32,
 }
 
 impl Gpu {
@@ -56,9 +63,14 @@ impl Gpu {
         // is not needed; turning it off saves two events per allocation.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.default_stream();
-        let module =
-            ctx.load_module(Ptx::from_src(PTX)).map_err(Error::driver("module load of the embedded PTX"))?;
         let props = DeviceProps::query(&ctx)?;
+        let (major, minor) = props.compute_capability;
+        let oldest = ptx::MODULES[0].0;
+        let (ptx_arch, ptx) = ptx::for_device(major, minor).ok_or_else(|| {
+            Error::NoDevice(format!("{} is sm_{major}{minor}, older than the oldest PTX built (sm_{oldest})", props.name))
+        })?;
+        let module =
+            ctx.load_module(Ptx::from_src(ptx)).map_err(Error::driver("module load of the embedded PTX"))?;
         Ok(Gpu {
             ctx,
             stream,
@@ -66,11 +78,17 @@ impl Gpu {
             kernels: Mutex::new(HashMap::new()),
             last_kernel: Mutex::new("(none)"),
             props,
+            ptx_arch,
         })
     }
 
     pub fn props(&self) -> &DeviceProps {
         &self.props
+    }
+
+    /// The architecture of the loaded PTX module (80 for sm_80, 90 for sm_90).
+    pub fn ptx_arch(&self) -> u32 {
+        self.ptx_arch
     }
 
     pub fn context(&self) -> &Arc<CudaContext> {

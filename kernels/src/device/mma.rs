@@ -22,3 +22,30 @@ pub fn dmma_m8n8k4(a: f64, b: f64, c: [f64; 2]) -> [f64; 2] {
     }
     [d0, d1]
 }
+
+/// D = A B + C on a 16x8x4 f64 tile (`mma.sync.aligned.m16n8k4.row.col.f64`, sm_90+). With
+/// g = l / 4 and t = l % 4, lane `l` holds A[g][t] and A[g + 8][t], B[t][g], and
+/// C, D[g][2t + {0, 1}] then C, D[g + 8][2t + {0, 1}]. Every lane must call it together.
+#[cfg(target_feature = "sm_90")]
+#[inline(always)]
+pub fn dmma_m16n8k4(a: [f64; 2], b: f64, c: [f64; 4]) -> [f64; 4] {
+    let (d0, d1, d2, d3): (f64, f64, f64, f64);
+    // SAFETY: a warp-wide instruction on registers only; all lanes call it (documented).
+    unsafe {
+        asm!(
+            "mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}}}, {{{b}}}, {{{c0}, {c1}, {c2}, {c3}}};",
+            d0 = out(reg64) d0,
+            d1 = out(reg64) d1,
+            d2 = out(reg64) d2,
+            d3 = out(reg64) d3,
+            a0 = in(reg64) a[0],
+            a1 = in(reg64) a[1],
+            b = in(reg64) b,
+            c0 = in(reg64) c[0],
+            c1 = in(reg64) c[1],
+            c2 = in(reg64) c[2],
+            c3 = in(reg64) c[3],
+        );
+    }
+    [d0, d1, d2, d3]
+}

@@ -11,15 +11,15 @@ use crate::device::mma::dmma_m8n8k4;
 use crate::device::shared::{self, SharedArray};
 use crate::device::thread::{block_idx_x, block_idx_y, lane_id, sync_threads, thread_idx_x, warp_id};
 
-const BM: u32 = 64;
-const BN: u32 = 64;
-const BK: u32 = 16;
+pub(super) const BM: u32 = 64;
+pub(super) const BN: u32 = 64;
+pub(super) const BK: u32 = 16;
 /// Padded row lengths of the shared tiles (A: BM rows of BK; B: BK rows of BN).
-const A_STRIDE: u32 = BK + 4;
-const B_STRIDE: u32 = BN + 4;
+pub(super) const A_STRIDE: u32 = BK + 4;
+pub(super) const B_STRIDE: u32 = BN + 4;
 
 /// This thread's 8 values of A and of B (128 threads load the 64 x 16 and 16 x 64 tiles).
-struct Staged {
+pub(super) struct Staged {
     a: [[f64; 4]; 2],
     b: [[f64; 4]; 2],
 }
@@ -94,7 +94,7 @@ pub unsafe fn dmma(m: u32, n: u32, k: u32, a: *const f64, b: *const f64, c: *mut
 /// This thread's 8 values of A (row `tid / 2`, k `k0 + 8 (tid % 2)..+8`) and of B (k row
 /// `k0 + tid / 8`, columns `8 (tid % 8)..+8`) for the k-tile at `k0`.
 #[inline(always)]
-unsafe fn load_tile(
+pub(super) unsafe fn load_tile(
     a: *const f64,
     b: *const f64,
     m: u32,
@@ -131,7 +131,7 @@ unsafe fn load_tile(
 }
 
 #[inline(always)]
-unsafe fn store_tile(a_tile: SharedArray<f64>, b_tile: SharedArray<f64>, s: &Staged, tid: u32) {
+pub(super) unsafe fn store_tile(a_tile: SharedArray<f64>, b_tile: SharedArray<f64>, s: &Staged, tid: u32) {
     let (a_row, a_k) = (tid / 2, 8 * (tid % 2));
     let (b_k, b_col) = (tid / 8, 8 * (tid % 8));
     // SAFETY: indices inside the padded tiles; rows of 20 and 68 doubles keep the 4-double
