@@ -11,10 +11,7 @@ use crate::util::{cargo, output, ptx_path, repo_root, run_command};
 const WHEEL: &str = "nvidia-cuda-nvcc-cu12";
 const ARCHES: [&str; 2] = ["sm_80", "sm_90"];
 
-pub fn run(args: &[String]) -> Result<()> {
-    if let Some(arg) = args.first() {
-        bail!("check-ptx takes no arguments (got `{arg}`)");
-    }
+pub fn run() -> Result<()> {
     // The host build script builds the PTX; make sure it is current.
     run_command(cargo().args(["build", "--quiet", "-p", "host"]))?;
     let ptx = ptx_path();
