@@ -4,7 +4,7 @@
 //! A record exists only for a result that was verified against the CPU reference.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -67,11 +67,16 @@ pub fn save(record: &Record) -> Result<()> {
 
 /// Reads every record of `operation` (or all of them) back.
 pub fn load(operation: Option<&str>) -> Result<Vec<Record>> {
-    let dir = results_dir();
+    load_from(&results_dir(), operation)
+}
+
+/// Reads every record of `operation` (or all of them) from `dir`, file by file in name order.
+pub fn load_from(dir: &Path, operation: Option<&str>) -> Result<Vec<Record>> {
     let mut records = Vec::new();
-    let Ok(entries) = std::fs::read_dir(&dir) else { return Ok(records) };
-    for entry in entries.flatten() {
-        let path = entry.path();
+    let Ok(entries) = std::fs::read_dir(dir) else { return Ok(records) };
+    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    paths.sort();
+    for path in paths {
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
         if path.extension().is_none_or(|x| x != "jsonl") || operation.is_some_and(|op| op != stem) {
             continue;

@@ -2,107 +2,50 @@
 //! benchmarks, in `bundle/` (ignored by git, carried to the GPU machine).
 //!
 //! Layout: `bundle/tests/*` and `bundle/benches/*` (stripped executables with the PTX
-//! embedded), `bundle/bin/*` (the CLI), `bundle/run-gpu-tests.sh`, `bundle/COMMIT`.
+//! embedded), `bundle/bin/*` (the CLI, and xtask for `xtask report`), `bundle/run-gpu-tests.sh`,
+//! `bundle/run-bench.sh`, `bundle/COMMIT`.
 
 use std::fs;
-use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
-use serde_json::Value;
+use anyhow::{Context, Result};
 
-use crate::util::{cargo, output, repo_root};
+use crate::util::{Executable, build_executables, git_commit, repo_root, set_executable};
 
-const PROFILE: &str = "bundle";
+const PROFILE: [&str; 2] = ["--profile", "bundle"];
 
-pub fn run(args: &[String]) -> Result<()> {
-    if let Some(arg) = args.first() {
-        bail!("bundle takes no arguments (got `{arg}`)");
-    }
+pub fn run() -> Result<()> {
     let bundle = repo_root().join("bundle");
     if bundle.exists() {
         fs::remove_dir_all(&bundle)?;
     }
+    let build =
+        |args: &[&str], keep: fn(&str, bool) -> bool| build_executables(&[args, &PROFILE].concat(), keep);
     let tests = build(&["test", "--workspace", "--no-run"], |kind, test| test && kind != "bench")?;
     let benches = build(&["bench", "--workspace", "--no-run"], |kind, _| kind == "bench")?;
-    let bins = build(&["build", "--workspace", "--bins", "--exclude", "xtask"], |kind, test| {
-        kind == "bin" && !test
-    })?;
+    // The CLI and xtask itself: `bundle/bin/xtask report` writes the report on the GPU machine.
+    let bins = build(&["build", "--workspace", "--bins"], |kind, test| kind == "bin" && !test)?;
     let mut total = 0u64;
     for (folder, files) in [("tests", &tests), ("benches", &benches), ("bin", &bins)] {
         let dir = bundle.join(folder);
         fs::create_dir_all(&dir)?;
-        for (name, path) in files.iter() {
+        for Executable { name, path } in files.iter() {
             total += fs::copy(path, dir.join(name)).with_context(|| format!("copying {}", path.display()))?;
         }
     }
-    let script = bundle.join("run-gpu-tests.sh");
-    fs::write(&script, RUN_GPU_TESTS)?;
-    set_executable(&script)?;
-    let commit = output(std::process::Command::new("git").args(["rev-parse", "--short", "HEAD"]))
-        .unwrap_or_else(|_| "unknown".into());
-    let dirty =
-        output(std::process::Command::new("git").args(["status", "--porcelain", "--untracked-files=no"]))
-            .map(|s| if s.trim().is_empty() { "" } else { "-dirty" })
-            .unwrap_or("");
-    fs::write(bundle.join("COMMIT"), format!("{}{dirty}\n", commit.trim()))?;
+    for (name, text) in [("run-gpu-tests.sh", RUN_GPU_TESTS), ("run-bench.sh", RUN_BENCH)] {
+        let script = bundle.join(name);
+        fs::write(&script, text)?;
+        set_executable(&script)?;
+    }
+    fs::write(bundle.join("COMMIT"), format!("{}\n", git_commit()))?;
     println!(
-        "bundle/: {} test, {} bench and {} CLI executables, {:.1} MiB; on a GPU machine run bundle/run-gpu-tests.sh from the repository root",
+        "bundle/: {} test, {} bench and {} other executables, {:.1} MiB; on a GPU machine run \
+         bundle/run-gpu-tests.sh or bundle/run-bench.sh from the repository root",
         tests.len(),
         benches.len(),
         bins.len(),
         total as f64 / (1u64 << 20) as f64
     );
-    Ok(())
-}
-
-/// Builds with `cargo <args> --profile bundle` and returns (target name, executable) for the
-/// artifacts that `keep(target kind, is test harness)` selects.
-fn build(args: &[&str], keep: impl Fn(&str, bool) -> bool) -> Result<Vec<(String, PathBuf)>> {
-    let json =
-        output(cargo().args(args).args(["--profile", PROFILE, "--message-format=json-render-diagnostics"]))?;
-    let mut found = Vec::new();
-    for line in json.lines() {
-        let Ok(message) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        if message["reason"] != "compiler-artifact" {
-            continue;
-        }
-        let Some(executable) = message["executable"].as_str() else {
-            continue;
-        };
-        let kind = message["target"]["kind"][0].as_str().unwrap_or_default();
-        let is_test = message["profile"]["test"].as_bool().unwrap_or(false);
-        if keep(kind, is_test) {
-            let target = message["target"]["name"].as_str().unwrap_or("unnamed");
-            let package = message["package_id"].as_str().unwrap_or_default();
-            // Unit tests of a library are named after their package to stay unique.
-            let name =
-                if kind == "lib" { format!("{}-unit", package_name(package)) } else { target.to_string() };
-            found.push((name, PathBuf::from(executable)));
-        }
-    }
-    found.sort();
-    found.dedup_by(|a, b| a.0 == b.0);
-    Ok(found)
-}
-
-/// The package name in an id: `path+file:///r/host#0.1.0` (named after its folder) or
-/// `path+file:///r#rgla@0.1.0`.
-fn package_name(id: &str) -> &str {
-    let (path, fragment) = id.split_once('#').unwrap_or((id, ""));
-    match fragment.split_once('@') {
-        Some((name, _)) => name,
-        None => path.rsplit('/').next().unwrap_or(path),
-    }
-}
-
-fn set_executable(path: &Path) -> Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(path, fs::Permissions::from_mode(0o755))?;
-    }
     Ok(())
 }
 
@@ -137,11 +80,54 @@ echo "gpu-tests: $passed passed, $failed failed, $ignored ignored"
 [ -z "$broken" ]
 "#;
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn package_names_from_ids() {
-        assert_eq!(super::package_name("path+file:///work/main/host#0.1.0"), "host");
-        assert_eq!(super::package_name("path+file:///work/main#rgla@0.1.0"), "rgla");
-    }
-}
+const RUN_BENCH: &str = r#"#!/bin/sh
+# Runs the bundled benchmarks (each result verified against the CPU reference before it is
+# recorded), writes the report with bundle/bin/xtask and prints its headline last.
+# Usage: bundle/run-bench.sh [--quick] [--only spmv|symgs|gemm|solve]
+# Results: ${OUT:-/tmp}/bench-results (records, one log per bench, run.txt); report:
+# ${OUT:-/tmp}/bench-report; criterion: ${OUT:-/tmp}/criterion. RGLA_BENCH_MATRICES, a folder
+# of Matrix Market files, passes through to the benches.
+cd "$(dirname "$0")/.." || exit 2
+quick=0; only=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) quick=1 ;;
+        --only) only="$2"; shift ;;
+        *) echo "usage: bundle/run-bench.sh [--quick] [--only spmv|symgs|gemm|solve]" >&2; exit 2 ;;
+    esac
+    shift
+done
+out="${OUT:-/tmp}"
+results="$out/bench-results"
+mkdir -p "$results" || exit 2
+rm -f "$results"/*.jsonl "$results"/*.log "$results"/run.txt
+export RGLA_BENCH_DIR="$results" RGLA_BENCH_QUICK="$quick" CRITERION_HOME="$out/criterion"
+mode=full; [ "$quick" = 1 ] && mode=quick
+# The same keys as `cargo xtask bench` writes (xtask/src/report/mod.rs, RunInfo).
+printf 'commit=%s\ndate=%s\nmode=%s\n' "$(cat bundle/COMMIT)" "$(date -u '+%Y-%m-%d %H:%M UTC')" "$mode" > "$results/run.txt"
+echo "commit $(cat bundle/COMMIT); GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo 'nvidia-smi not found')"
+
+selected=""
+for b in bundle/benches/*; do
+    op=$(basename "$b"); op=${op%_gpu}
+    [ -z "$only" ] || [ "$op" = "$only" ] && selected="$selected $b"
+done
+[ -n "$selected" ] || { echo "no benchmark for '$only' in bundle/benches" >&2; exit 2; }
+n=$(echo $selected | wc -w); k=0; start=$(date +%s); failed=0
+for b in $selected; do
+    k=$((k + 1)); name=$(basename "$b"); t0=$(date +%s)
+    echo "[$k/$n] $name: running (log: $results/$name.log)"
+    "$b" --bench > "$results/$name.log" 2>&1
+    status=$?
+    grep '^GPU benchmarks skipped:' "$results/$name.log"
+    t=$(($(date +%s) - t0))
+    if [ "$status" -ne 0 ]; then
+        failed=1
+        echo "failed=$name (exit status: $status)" >> "$results/run.txt"
+        tail -n 20 "$results/$name.log"
+    fi
+    printf '[%d/%d] %s: exit %d after %dm%02ds (all: %ds)\n' "$k" "$n" "$name" "$status" $((t / 60)) $((t % 60)) $(($(date +%s) - start))
+done
+bundle/bin/xtask report --results "$results" --out "$out/bench-report" || exit 1
+[ "$failed" = 0 ]
+"#;

@@ -12,10 +12,7 @@ const WHEEL: &str = "nvidia-cuda-nvcc-cu12";
 /// GPUs each module is assembled for: the baseline module for every supported generation.
 const ARCHES: [&str; 2] = ["sm_80", "sm_90"];
 
-pub fn run(args: &[String]) -> Result<()> {
-    if let Some(arg) = args.first() {
-        bail!("check-ptx takes no arguments (got `{arg}`)");
-    }
+pub fn run() -> Result<()> {
     // The host build script builds the PTX; make sure it is current.
     run_command(cargo().args(["build", "--quiet", "-p", "host"]))?;
     let modules = ptx_modules();

@@ -1,32 +1,48 @@
 //! `cargo xtask <command>`: the project's commands.
 //!
-//! - `bundle`: builds every test and bench executable (PTX embedded) into `bundle/`, with
-//!   `bundle/run-gpu-tests.sh`, to carry to a GPU machine that has no Rust.
+//! - `bench`: builds the criterion benchmarks, runs them (every result verified before it is
+//!   recorded) and writes the report to `target/bench-report/`.
+//! - `report`: writes the report from results already recorded (on a GPU machine without
+//!   Rust, `bundle/bin/xtask report`).
+//! - `fetch-matrices`: downloads the SuiteSparse matrices of the Tor Vergata report.
+//! - `bundle`: builds every test and bench executable (PTX embedded) and xtask into
+//!   `bundle/`, with `bundle/run-gpu-tests.sh` and `bundle/run-bench.sh`, to carry to a GPU
+//!   machine that has no Rust.
 //! - `check-ptx`: assembles the kernels' PTX with `ptxas` for sm_80 and sm_90 (installing
 //!   ptxas from PyPI into `target/ptxas/` if needed) and prints registers, shared memory and
 //!   spills per kernel.
 
+mod bench;
 mod bundle;
 mod check_ptx;
+mod fetch_matrices;
+mod report;
 mod util;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
+use clap::Parser;
 
-const USAGE: &str = "usage: cargo xtask <command>
-
-commands:
-  bundle      build test and bench executables into bundle/ for a GPU machine
-  check-ptx   assemble the PTX with ptxas (sm_80, sm_90); registers, shared memory, spills";
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "The project's commands")]
+enum Command {
+    /// Build and run the benchmarks, then write the report (the main job)
+    Bench(bench::Options),
+    /// Write the report from results already recorded
+    Report(report::Options),
+    /// Download the SuiteSparse matrices of the Tor Vergata report
+    FetchMatrices(fetch_matrices::Options),
+    /// Build test and bench executables and xtask into bundle/ for a GPU machine
+    Bundle,
+    /// Assemble the PTX with ptxas (sm_80, sm_90): registers, shared memory, spills
+    CheckPtx,
+}
 
 fn main() -> Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some("bundle") => bundle::run(&args[1..]),
-        Some("check-ptx") => check_ptx::run(&args[1..]),
-        Some("-h" | "--help" | "help") | None => {
-            println!("{USAGE}");
-            Ok(())
-        }
-        Some(other) => bail!("unknown command `{other}`\n\n{USAGE}"),
+    match Command::parse() {
+        Command::Bench(options) => bench::run(options),
+        Command::Report(options) => report::run(options),
+        Command::FetchMatrices(options) => fetch_matrices::run(options),
+        Command::Bundle => bundle::run(),
+        Command::CheckPtx => check_ptx::run(),
     }
 }
