@@ -23,11 +23,15 @@ fn main() {
     println!("cargo:rerun-if-changed={}", kernels.join("src").display());
     println!("cargo:rerun-if-changed={}", kernels.join("Cargo.toml").display());
 
-    let mut modules = String::from("/// (architecture, e.g. 80 for sm_80; PTX), oldest first.\npub const MODULES: &[(u32, &str)] = &[\n");
+    let mut modules = String::from(
+        "/// (architecture, e.g. 80 for sm_80; PTX), oldest first.\npub const MODULES: &[(u32, &str)] = &[\n",
+    );
     let mut numbers: Vec<(u32, &str)> = Vec::new();
     for arch in arches.split(',').map(str::trim).filter(|a| !a.is_empty()) {
         let number = arch.strip_prefix("sm_").and_then(|n| n.parse::<u32>().ok());
-        let Some(number) = number else { fail(&format!("KERNELS_ARCHES: `{arch}` is not of the form sm_NN")) };
+        let Some(number) = number else {
+            fail(&format!("KERNELS_ARCHES: `{arch}` is not of the form sm_NN"))
+        };
         numbers.push((number, arch));
     }
     numbers.sort();

@@ -12,7 +12,6 @@ use host::{Gpu, Scalar};
 const SHAPES: [(usize, usize, usize); 5] =
     [(1, 1, 1), (31, 33, 17), (1000, 7, 513), (256, 256, 256), (4097, 4095, 4099)];
 
-
 fn check_all<T: Scalar>(tolerance: f64) {
     let gpu = gpu();
     let cublas = Cublas::new(&gpu).unwrap();

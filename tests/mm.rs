@@ -2,6 +2,8 @@
 //! shipped in tests/data, the malformed corpus (each file its own error), write -> read round
 //! trips and gzip.
 
+mod common;
+
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -11,7 +13,7 @@ use host::mm::{self, Field, Format, MatrixMarket, MmError, MmErrorKind, Symmetry
 use host::sparse::Coo;
 
 fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
+    common::data_dir().join(name)
 }
 
 fn read_text(text: &str) -> Result<MatrixMarket<f64>, MmError> {

@@ -9,7 +9,7 @@ use host::spmv::bsr::{BsrKernel, DeviceBsr};
 use host::spmv::csr::{CsrKernel, DeviceCsr};
 use host::spmv::hll::{DeviceHll, HllKernel};
 use host::spmv::{BlockWarps, bsr, cpu, csr, hll};
-use host::verify::{Tolerance, compare};
+use host::verify::compare;
 use host::{Gpu, Scalar};
 
 /// The matrices every kernel is checked on.

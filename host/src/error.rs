@@ -35,6 +35,9 @@ pub enum Error {
     Verification(String),
     #[error("{path}: {source}")]
     Io { path: String, source: std::io::Error },
+    /// A Matrix Market file that could not be read (names the file and line).
+    #[error(transparent)]
+    MatrixMarket(#[from] crate::mm::MmError),
 }
 
 impl Error {

@@ -140,6 +140,7 @@ impl GemmKernel {
 pub const TILES: [u32; 5] = [2, 4, 8, 16, 32];
 
 /// C = A B on the GPU (A m x k, B k x n, C m x n, row-major device buffers).
+#[allow(clippy::too_many_arguments)] // the BLAS shape: a kernel, three sizes, three matrices
 pub fn gemm<T: Scalar>(
     gpu: &Gpu,
     kernel: GemmKernel,
@@ -177,7 +178,11 @@ pub fn gemm<T: Scalar>(
         }
         GemmKernel::Blocked => (
             T::pick(("gemm_blocked_f32", "gemm_blocked_f64")),
-            Launch { grid: (grid(128)?.0, grid(128)?.1, 1), block: (256, 1, 1), shared_bytes: (2 * 2048 * elem) as u32 },
+            Launch {
+                grid: (grid(128)?.0, grid(128)?.1, 1),
+                block: (256, 1, 1),
+                shared_bytes: (2 * 2048 * elem) as u32,
+            },
         ),
         GemmKernel::Dmma | GemmKernel::Dmma16 => {
             if !kernel.supports::<T>(gpu) {

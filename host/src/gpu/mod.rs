@@ -67,7 +67,10 @@ impl Gpu {
         let (major, minor) = props.compute_capability;
         let oldest = ptx::MODULES[0].0;
         let (ptx_arch, ptx) = ptx::for_device(major, minor).ok_or_else(|| {
-            Error::NoDevice(format!("{} is sm_{major}{minor}, older than the oldest PTX built (sm_{oldest})", props.name))
+            Error::NoDevice(format!(
+                "{} is sm_{major}{minor}, older than the oldest PTX built (sm_{oldest})",
+                props.name
+            ))
         })?;
         let module =
             ctx.load_module(Ptx::from_src(ptx)).map_err(Error::driver("module load of the embedded PTX"))?;

@@ -122,7 +122,7 @@ impl<'a, T: Scalar> CusparseSpmv<'a, T> {
     /// generic API supports it.
     pub fn bsr(gpu: &Gpu, lib: &'a Cusparse, a: &'a DeviceBsr<T>) -> Result<Self> {
         let b = a.block_size;
-        if a.rows % b != 0 || a.cols % b != 0 {
+        if !a.rows.is_multiple_of(b) || !a.cols.is_multiple_of(b) {
             return Err(Error::InvalidInput(format!(
                 "cuSPARSE BSR needs sizes that are multiples of the block size ({} x {}, block {b})",
                 a.rows, a.cols

@@ -32,7 +32,7 @@ pub unsafe fn blocked<T: Float>(m: u32, n: u32, k: u32, a: *const T, b: *const T
     let (tx, ty) = (tid % 16, tid / 16);
     let (row0, col0) = (block_idx_y() * BM, block_idx_x() * BN);
     // Vector accesses need 16-byte aligned rows of A, B and C.
-    let aligned = k % 4 == 0 && n % 4 == 0;
+    let aligned = k.is_multiple_of(4) && n.is_multiple_of(4);
     let interior = row0 + BM <= m && col0 + BN <= n;
     let buffers = shared::dynamic::<T>();
 

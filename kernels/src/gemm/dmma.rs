@@ -31,7 +31,7 @@ pub unsafe fn dmma(m: u32, n: u32, k: u32, a: *const f64, b: *const f64, c: *mut
     let lane = lane_id();
     let (warp_row, warp_col) = (warp_id() / 2 * 32, warp_id() % 2 * 32);
     let (row0, col0) = (block_idx_y() * BM, block_idx_x() * BN);
-    let vector = k % 4 == 0 && n % 4 == 0 && row0 + BM <= m && col0 + BN <= n;
+    let vector = k.is_multiple_of(4) && n.is_multiple_of(4) && row0 + BM <= m && col0 + BN <= n;
     let a_tile = shared::dynamic::<f64>();
     let b_tile = a_tile.after::<f64>(BM * A_STRIDE);
 

@@ -14,7 +14,7 @@ pub unsafe fn dmma16(m: u32, n: u32, k: u32, a: *const f64, b: *const f64, c: *m
     let (g, t) = (lane_id() / 4, lane_id() % 4);
     let (warp_row, warp_col) = (warp_id() / 2 * 32, warp_id() % 2 * 32);
     let (row0, col0) = (block_idx_y() * BM, block_idx_x() * BN);
-    let vector = k % 4 == 0 && n % 4 == 0 && row0 + BM <= m && col0 + BN <= n;
+    let vector = k.is_multiple_of(4) && n.is_multiple_of(4) && row0 + BM <= m && col0 + BN <= n;
     let a_tile = shared::dynamic::<f64>();
     let b_tile = a_tile.after::<f64>(BM * A_STRIDE);
 
@@ -83,7 +83,14 @@ unsafe fn store_pair(c: *mut f64, m: u32, n: u32, row: u32, col: u32, v0: f64, v
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn gemm_dmma16_f64(m: u32, n: u32, k: u32, a: *const f64, b: *const f64, c: *mut f64) {
+pub unsafe extern "ptx-kernel" fn gemm_dmma16_f64(
+    m: u32,
+    n: u32,
+    k: u32,
+    a: *const f64,
+    b: *const f64,
+    c: *mut f64,
+) {
     // SAFETY: the host launches this entry point with the arguments it declares.
     unsafe { dmma16(m, n, k, a, b, c) }
 }

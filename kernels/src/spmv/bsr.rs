@@ -9,7 +9,7 @@ use crate::device::atomic;
 use crate::device::thread::{WARP_SIZE, index_1d, lane_id};
 use crate::device::warp;
 
-/// 1. One thread per block row, producing the block row's `b` outputs one after another
+/// Kernel 1: One thread per block row, producing the block row's `b` outputs one after another
 /// (the Uruguay report's first variant). Launch: one thread per block row.
 pub unsafe fn thread_per_block_row<T: Float>(
     block_rows: u32,
@@ -47,7 +47,7 @@ pub unsafe fn thread_per_block_row<T: Float>(
     }
 }
 
-/// 2. One thread per stored cell, adding its product into `y` atomically (the Uruguay
+/// Kernel 2: One thread per stored cell, adding its product into `y` atomically (the Uruguay
 /// report's second variant). `y` must be zeroed first. Launch: one thread per cell
 /// (blocks * b * b).
 pub unsafe fn thread_per_cell<T: Float>(
@@ -86,7 +86,7 @@ pub unsafe fn thread_per_cell<T: Float>(
     }
 }
 
-/// 3. One warp per block row: for each of the block row's `b` rows, the lanes walk the
+/// Kernel 3: One warp per block row: for each of the block row's `b` rows, the lanes walk the
 /// (block, column) pairs of that row, so each load instruction reads `32 / b` contiguous
 /// block rows; a shuffle reduction gives the output. Launch: one warp per block row.
 pub unsafe fn warp_per_block_row<T: Float>(

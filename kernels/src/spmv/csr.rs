@@ -32,7 +32,7 @@ unsafe fn row_dot<T: Float>(
     sum
 }
 
-/// 1. Scalar: one thread per row (the reports' first kernel). Uncoalesced: neighbouring
+/// Kernel 1: Scalar: one thread per row (the reports' first kernel). Uncoalesced: neighbouring
 /// threads read rows far apart. Launch: one thread per row, any block size.
 pub unsafe fn scalar<T: Float>(
     rows: u32,
@@ -52,7 +52,7 @@ pub unsafe fn scalar<T: Float>(
     }
 }
 
-/// 2. One thread per nonzero (the Uruguay report): products staged in shared memory, each run
+/// Kernel 2: One thread per nonzero (the Uruguay report): products staged in shared memory, each run
 /// of one row inside the block summed by the run's first thread and added into `y` with an
 /// atomic. `y` must be zeroed first. Launch: one thread per nonzero; shared bytes:
 /// block_dim * (size_of T + 4).
@@ -99,7 +99,7 @@ pub unsafe fn nnz_atomic<T: Float>(
     }
 }
 
-/// 3. Warp per row, shuffle reduction. Launch: one warp per row.
+/// Kernel 3: Warp per row, shuffle reduction. Launch: one warp per row.
 pub unsafe fn warp_shuffle<T: Float>(
     rows: u32,
     row_ptr: *const u32,
@@ -120,7 +120,7 @@ pub unsafe fn warp_shuffle<T: Float>(
     }
 }
 
-/// 4. Warp per row, shared-memory tree reduction (Tor Vergata kernel 3). Launch: one warp per
+/// Kernel 4: Warp per row, shared-memory tree reduction (Tor Vergata kernel 3). Launch: one warp per
 /// row; shared bytes: block_dim * size_of T.
 pub unsafe fn warp_shared<T: Float>(
     rows: u32,
@@ -155,7 +155,7 @@ pub unsafe fn warp_shared<T: Float>(
     }
 }
 
-/// 5. Warp per row with read-only cached loads (`__ldg`, Tor Vergata kernel 4). Launch: one
+/// Kernel 5: Warp per row with read-only cached loads (`__ldg`, Tor Vergata kernel 4). Launch: one
 /// warp per row.
 pub unsafe fn warp_ldg<T: Float>(
     rows: u32,
@@ -187,7 +187,7 @@ pub unsafe fn warp_ldg<T: Float>(
     }
 }
 
-/// 6. The fast kernel: a group of `W` lanes per row (W a power of two, 2..=32, picked by the
+/// Kernel 6: The fast kernel: a group of `W` lanes per row (W a power of two, 2..=32, picked by the
 /// host from the mean row length), two independent loads in flight per lane, all reads
 /// through the read-only path. Rows longer than `long_row` get a zero here and their sum from
 /// [`long_row_chunks`]. Launch: `W` threads per row, block a multiple of 32.
