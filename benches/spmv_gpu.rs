@@ -3,7 +3,10 @@
 //! the serial CPU reference before it is recorded; a wrong result fails the run.
 //!
 //! Timing: CUDA events, after warm-up, median of many runs (our record) and criterion's
-//! `iter_custom` statistics. Inputs are far larger than the L2 cache (50 MiB on the H100).
+//! `iter_custom` statistics. The generated inputs are far larger than the L2 cache (50 MiB on
+//! the H100); the real SuiteSparse files shipped in `benches/data/` (the largest of the
+//! project's set) and any in `RGLA_BENCH_MATRICES` follow them. `RGLA_BENCH_INPUTS=generated`
+//! or `=files` runs one group only.
 
 use criterion::Criterion;
 use host::bench::{Record, cpu_median_ms, gpu_iters, gpu_median_ms, quick, save};
@@ -38,6 +41,31 @@ fn matrices(scale: usize) -> Vec<(String, Generator)> {
     ]
 }
 
+/// The Matrix Market files of `benches/data/` and of `RGLA_BENCH_MATRICES`, as generators
+/// (read when their turn comes; complex and dense files are then skipped with a message).
+fn files() -> Vec<(String, Generator)> {
+    let shipped =
+        [std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data"), "benches/data".into()]
+            .into_iter()
+            .find(|dir| dir.is_dir());
+    let extra = std::env::var_os("RGLA_BENCH_MATRICES").map(std::path::PathBuf::from);
+    let mut paths: Vec<std::path::PathBuf> = shipped
+        .into_iter()
+        .chain(extra)
+        .flat_map(|dir| std::fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".mtx") || p.to_string_lossy().ends_with(".mtx.gz"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| {
+            let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+            let make: Generator = Box::new(move || host::mm::read_coo::<f64>(&path)?.coo.to_csr());
+            (name, make)
+        })
+        .collect()
+}
+
 fn main() {
     let mut criterion = Criterion::default()
         .configure_from_args()
@@ -57,9 +85,24 @@ fn main() {
         eprintln!("{}: device-to-device copy {gbps:.0} GB/s", gpu.props());
     }
     let scale = if quick() { 16 } else { 1 };
+    let group = std::env::var("RGLA_BENCH_INPUTS").unwrap_or_default();
+    let mut inputs = Vec::new();
+    if group != "files" {
+        inputs.extend(matrices(scale));
+    }
+    if group != "generated" {
+        inputs.extend(files());
+    }
     let mut failures = Vec::new();
-    for (name, make) in matrices(scale) {
-        let a64 = make().unwrap_or_else(|e| panic!("generating {name}: {e}"));
+    for (name, make) in inputs {
+        let a64 = match make() {
+            Ok(a) => a,
+            Err(host::Error::MatrixMarket(e)) => {
+                eprintln!("spmv: {name} skipped: {e}");
+                continue;
+            }
+            Err(e) => panic!("generating {name}: {e}"),
+        };
         let a32 = a64.cast::<f32>();
         eprintln!("spmv: {name}: {} rows, {} nnz", a64.rows(), a64.nnz());
         let mut bench = Bench { criterion: &mut criterion, gpu: gpu.as_ref(), failures: &mut failures };
