@@ -24,18 +24,23 @@ pub(super) struct Staged {
     b: [[f64; 4]; 2],
 }
 
-/// Launch: grid (ceil(n / 64), ceil(m / 64)), 128 threads; shared bytes:
-/// (64 * 20 + 16 * 68) * 8.
-pub unsafe fn dmma(m: u32, n: u32, k: u32, a: *const f64, b: *const f64, c: *mut f64) {
+/// The k-loop both tensor-core kernels share: stages each k-tile of the block's A rows and B
+/// columns through shared memory (the next tile's global loads in flight meanwhile) and calls
+/// `step(a_tile, b_tile, kk)` for each k-step of 4 within the tile.
+#[inline(always)]
+pub(super) unsafe fn main_loop(
+    m: u32,
+    n: u32,
+    k: u32,
+    a: *const f64,
+    b: *const f64,
+    mut step: impl FnMut(SharedArray<f64>, SharedArray<f64>, u32),
+) {
     let tid = thread_idx_x();
-    let lane = lane_id();
-    let (warp_row, warp_col) = (warp_id() / 2 * 32, warp_id() % 2 * 32);
     let (row0, col0) = (block_idx_y() * BM, block_idx_x() * BN);
     let vector = k.is_multiple_of(4) && n.is_multiple_of(4) && row0 + BM <= m && col0 + BN <= n;
     let a_tile = shared::dynamic::<f64>();
     let b_tile = a_tile.after::<f64>(BM * A_STRIDE);
-
-    let mut acc = [[[0.0f64; 2]; 4]; 4];
     let mut k0 = 0;
     // SAFETY: loads are bounds-checked or the tile lies inside the aligned matrices.
     let mut staged = unsafe { load_tile(a, b, m, n, k, row0, col0, 0, vector, tid) };
@@ -47,26 +52,38 @@ pub unsafe fn dmma(m: u32, n: u32, k: u32, a: *const f64, b: *const f64, c: *mut
         }
         let mut kk = 0;
         while kk < BK {
-            // SAFETY: rows < BM, columns < BK (A) and rows < BK, columns < BN (B).
-            let (a_frag, b_frag) = unsafe {
-                let mut a_frag = [0.0f64; 4];
-                let mut b_frag = [0.0f64; 4];
-                for i in 0..4u32 {
-                    a_frag[i as usize] = a_tile.get((warp_row + 8 * i + lane / 4) * A_STRIDE + kk + lane % 4);
-                    b_frag[i as usize] = b_tile.get((kk + lane % 4) * B_STRIDE + warp_col + 8 * i + lane / 4);
-                }
-                (a_frag, b_frag)
-            };
-            for i in 0..4 {
-                for j in 0..4 {
-                    acc[i][j] = dmma_m8n8k4(a_frag[i], b_frag[j], acc[i][j]);
-                }
-            }
+            step(a_tile, b_tile, kk);
             kk += 4;
         }
         sync_threads();
         k0 += BK;
     }
+}
+
+/// Launch: grid (ceil(n / 64), ceil(m / 64)), 128 threads; shared bytes:
+/// (64 * 20 + 16 * 68) * 8.
+pub unsafe fn dmma(m: u32, n: u32, k: u32, a: *const f64, b: *const f64, c: *mut f64) {
+    let lane = lane_id();
+    let (warp_row, warp_col) = (warp_id() / 2 * 32, warp_id() % 2 * 32);
+    let (row0, col0) = (block_idx_y() * BM, block_idx_x() * BN);
+    let mut acc = [[[0.0f64; 2]; 4]; 4];
+    // SAFETY: fragment reads stay inside the tiles: rows < BM, columns < BK (A) and rows < BK,
+    // columns < BN (B).
+    unsafe {
+        main_loop(m, n, k, a, b, |a_tile, b_tile, kk| {
+            let mut a_frag = [0.0f64; 4];
+            let mut b_frag = [0.0f64; 4];
+            for i in 0..4u32 {
+                a_frag[i as usize] = a_tile.get((warp_row + 8 * i + lane / 4) * A_STRIDE + kk + lane % 4);
+                b_frag[i as usize] = b_tile.get((kk + lane % 4) * B_STRIDE + warp_col + 8 * i + lane / 4);
+            }
+            for i in 0..4 {
+                for j in 0..4 {
+                    acc[i][j] = dmma_m8n8k4(a_frag[i], b_frag[j], acc[i][j]);
+                }
+            }
+        })
+    };
 
     // Lane l holds C[8i + l / 4][8j + 2 (l % 4) + {0, 1}] of the warp's sub-tile.
     for i in 0..4u32 {

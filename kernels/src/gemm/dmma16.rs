@@ -1,55 +1,36 @@
 //! f64 GEMM on Hopper's larger tensor-core shape, `mma.sync` m16n8k4 (sm_90 only: this file
 //! is compiled into the sm_90 PTX module alone). The same 64 x 64 block tile, 2 x 2 warps of
-//! 32 x 32 and staging as [`super::dmma`]; each warp's sub-tile is 2 x 4 mma tiles of 16 x 8,
+//! 32 x 32 and k-loop ([`super::dmma::main_loop`]) as [`super::dmma`]; each warp's sub-tile is 2 x 4 mma tiles of 16 x 8,
 //! half as many tensor-core instructions as with m8n8k4.
 
-use super::dmma::{A_STRIDE, B_STRIDE, BK, BM, BN, load_tile, store_tile};
+use super::dmma::{A_STRIDE, B_STRIDE, BM, BN, main_loop};
 use crate::device::mma::dmma_m16n8k4;
-use crate::device::shared;
-use crate::device::thread::{block_idx_x, block_idx_y, lane_id, sync_threads, thread_idx_x, warp_id};
+use crate::device::thread::{block_idx_x, block_idx_y, lane_id, warp_id};
 
 /// Launch: grid (ceil(n / 64), ceil(m / 64)), 128 threads; shared bytes: (64 * 20 + 16 * 68) * 8.
 pub unsafe fn dmma16(m: u32, n: u32, k: u32, a: *const f64, b: *const f64, c: *mut f64) {
-    let tid = thread_idx_x();
     let (g, t) = (lane_id() / 4, lane_id() % 4);
     let (warp_row, warp_col) = (warp_id() / 2 * 32, warp_id() % 2 * 32);
     let (row0, col0) = (block_idx_y() * BM, block_idx_x() * BN);
-    let vector = k.is_multiple_of(4) && n.is_multiple_of(4) && row0 + BM <= m && col0 + BN <= n;
-    let a_tile = shared::dynamic::<f64>();
-    let b_tile = a_tile.after::<f64>(BM * A_STRIDE);
-
     let mut acc = [[[0.0f64; 4]; 4]; 2];
-    let mut k0 = 0;
-    // SAFETY: loads are bounds-checked or the tile lies inside the aligned matrices.
-    let mut staged = unsafe { load_tile(a, b, m, n, k, row0, col0, 0, vector, tid) };
-    while k0 < k {
-        unsafe { store_tile(a_tile, b_tile, &staged, tid) };
-        sync_threads();
-        if k0 + BK < k {
-            staged = unsafe { load_tile(a, b, m, n, k, row0, col0, k0 + BK, vector, tid) };
-        }
-        let mut kk = 0;
-        while kk < BK {
-            // SAFETY: rows < BM and columns < BK (A); rows < BK and columns < BN (B).
-            unsafe {
-                let a_at = |row: u32| a_tile.get(row * A_STRIDE + kk + t);
-                let a_frag = [
-                    [a_at(warp_row + g), a_at(warp_row + g + 8)],
-                    [a_at(warp_row + 16 + g), a_at(warp_row + 24 + g)],
-                ];
-                let b_at = |j: u32| b_tile.get((kk + t) * B_STRIDE + warp_col + 8 * j + g);
-                let b_frag = [b_at(0), b_at(1), b_at(2), b_at(3)];
-                for i in 0..2 {
-                    for j in 0..4 {
-                        acc[i][j] = dmma_m16n8k4(a_frag[i], b_frag[j], acc[i][j]);
-                    }
+    // SAFETY: fragment reads stay inside the tiles: rows < BM, columns < BK (A) and rows < BK,
+    // columns < BN (B).
+    unsafe {
+        main_loop(m, n, k, a, b, |a_tile, b_tile, kk| {
+            let a_at = |row: u32| a_tile.get(row * A_STRIDE + kk + t);
+            let a_frag = [
+                [a_at(warp_row + g), a_at(warp_row + g + 8)],
+                [a_at(warp_row + 16 + g), a_at(warp_row + 24 + g)],
+            ];
+            let b_at = |j: u32| b_tile.get((kk + t) * B_STRIDE + warp_col + 8 * j + g);
+            let b_frag = [b_at(0), b_at(1), b_at(2), b_at(3)];
+            for i in 0..2 {
+                for j in 0..4 {
+                    acc[i][j] = dmma_m16n8k4(a_frag[i], b_frag[j], acc[i][j]);
                 }
             }
-            kk += 4;
-        }
-        sync_threads();
-        k0 += BK;
-    }
+        })
+    };
 
     // Lane (g, t) holds C[16i + g][8j + 2t + {0, 1}] and the same 8 rows down.
     for (i, row_tiles) in acc.iter().enumerate() {

@@ -28,6 +28,28 @@ unsafe fn row_major_slots(
     }
 }
 
+/// The sum of row `row` in the row-major layout, by one thread.
+#[inline(always)]
+unsafe fn row_major_dot<T: Float>(
+    row: u32,
+    hack_size: u32,
+    hack_offsets: *const u32,
+    hack_widths: *const u32,
+    col_idx: *const u32,
+    values: *const T,
+    x: *const T,
+) -> T {
+    // SAFETY: the caller's row < rows; slots inside the hack; padded columns are valid.
+    unsafe {
+        let (start, width) = row_major_slots(row, hack_size, hack_offsets, hack_widths);
+        let mut sum = T::ZERO;
+        for s in start..start + width {
+            sum = (*values.add(s as usize)).mul_add(*x.add(*col_idx.add(s as usize) as usize), sum);
+        }
+        sum
+    }
+}
+
 /// v1: one thread per hack, walking its rows one by one. Launch: one thread per hack.
 pub unsafe fn v1_thread_per_hack<T: Float>(
     rows: u32,
@@ -45,15 +67,11 @@ pub unsafe fn v1_thread_per_hack<T: Float>(
         return;
     }
     for row in first_row..(first_row + hack_size).min(rows) {
-        // SAFETY: row < rows; slots inside the hack; padded columns are valid.
+        // SAFETY: row < rows.
         unsafe {
-            let (start, width) = row_major_slots(row, hack_size, hack_offsets, hack_widths);
-            let mut sum = T::ZERO;
-            for s in start..start + width {
-                sum = (*values.add(s as usize)).mul_add(*x.add(*col_idx.add(s as usize) as usize), sum);
-            }
-            *y.add(row as usize) = sum;
-        }
+            *y.add(row as usize) =
+                row_major_dot(row, hack_size, hack_offsets, hack_widths, col_idx, values, x)
+        };
     }
 }
 
@@ -69,17 +87,12 @@ pub unsafe fn v2_thread_per_row<T: Float>(
     y: *mut T,
 ) {
     let row = index_1d();
-    if row >= rows {
-        return;
-    }
-    // SAFETY: row < rows; slots inside the hack; padded columns are valid.
-    unsafe {
-        let (start, width) = row_major_slots(row, hack_size, hack_offsets, hack_widths);
-        let mut sum = T::ZERO;
-        for s in start..start + width {
-            sum = (*values.add(s as usize)).mul_add(*x.add(*col_idx.add(s as usize) as usize), sum);
-        }
-        *y.add(row as usize) = sum;
+    if row < rows {
+        // SAFETY: row < rows.
+        unsafe {
+            *y.add(row as usize) =
+                row_major_dot(row, hack_size, hack_offsets, hack_widths, col_idx, values, x)
+        };
     }
 }
 
