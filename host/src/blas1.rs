@@ -1,5 +1,6 @@
 //! Vector operations: `axpy` (y = a x + y), the end-to-end example of a kernel with its CPU
-//! reference and host driver.
+//! reference and host driver, and what PCG needs besides: `xpay` (y = x + b y) and dot
+//! products.
 
 use crate::error::{Error, Result};
 use crate::gpu::{CudaSlice, Gpu, Launch, PushKernelArg};
@@ -102,4 +103,93 @@ pub fn axpy<T: Scalar>(gpu: &Gpu, a: T, x: &CudaSlice<T>, y: &mut CudaSlice<T>) 
             args.arg(&n).arg(&a).arg(x).arg(y);
         })
     }
+}
+
+/// CPU reference: `y[i] = x[i] + b * y[i]` (fused, as on the GPU).
+pub fn xpay_cpu<T: Scalar>(x: &[T], b: T, y: &mut [T]) {
+    assert_eq!(x.len(), y.len(), "xpay: x and y differ in length");
+    for (yi, &xi) in y.iter_mut().zip(x) {
+        *yi = b.mul_add(*yi, xi);
+    }
+}
+
+/// CPU reference: `sum x[i] y[i]`, accumulated in f64 (the GPU's order differs, so results
+/// agree to rounding, not to the bit).
+pub fn dot_cpu<T: Scalar>(x: &[T], y: &[T]) -> f64 {
+    assert_eq!(x.len(), y.len(), "dot: x and y differ in length");
+    x.iter().zip(y).map(|(&a, &b)| a.into() * b.into()).sum()
+}
+
+/// The element count as the kernels' u32, or an error naming the operation.
+fn checked_len<T>(what: &str, x: &CudaSlice<T>, y: &CudaSlice<T>) -> Result<u32> {
+    if x.len() != y.len() {
+        return Err(Error::InvalidInput(format!("{what}: x has {} elements, y {}", x.len(), y.len())));
+    }
+    u32::try_from(x.len())
+        .map_err(|_| Error::InvalidInput(format!("{what}: {} elements exceed the u32 index range", x.len())))
+}
+
+/// Blocks of 256 threads for a grid-stride kernel over `n` elements: enough to fill the GPU.
+fn grid_stride_blocks(gpu: &Gpu, n: u32) -> usize {
+    (n as usize).div_ceil(256).clamp(1, gpu.props().sm_count as usize * 8)
+}
+
+/// `y = x + b y` on the GPU.
+pub fn xpay<T: Scalar>(gpu: &Gpu, x: &CudaSlice<T>, b: T, y: &mut CudaSlice<T>) -> Result<()> {
+    let n = checked_len("xpay", x, y)?;
+    if n == 0 {
+        return Ok(());
+    }
+    let kernel = gpu.kernel(T::pick(("xpay_f32", "xpay_f64")))?;
+    let blocks = grid_stride_blocks(gpu, n);
+    // SAFETY: xpay_T(n: u32, x: *const T, b: T, y: *mut T) with x and y of n elements.
+    unsafe {
+        gpu.launch(&kernel, Launch::linear(blocks * 256, 256), |args| {
+            args.arg(&n).arg(x).arg(&b).arg(y);
+        })
+    }
+}
+
+/// Dot products on the GPU, with their scratch buffers allocated once: a grid-stride pass
+/// leaves one partial sum per block, one block adds them up in a fixed order (so a result is
+/// reproducible run to run).
+pub struct Dot<T> {
+    partials: CudaSlice<T>,
+    result: CudaSlice<T>,
+}
+
+impl<T: Scalar> Dot<T> {
+    pub fn new(gpu: &Gpu) -> Result<Self> {
+        Ok(Dot { partials: gpu.zeros(gpu.props().sm_count as usize * 8)?, result: gpu.zeros(1)? })
+    }
+
+    /// `x . y`, waiting for it.
+    pub fn run(&mut self, gpu: &Gpu, x: &CudaSlice<T>, y: &CudaSlice<T>) -> Result<T> {
+        let n = checked_len("dot", x, y)?;
+        if n == 0 {
+            return Ok(T::ZERO);
+        }
+        let blocks = grid_stride_blocks(gpu, n).min(self.partials.len());
+        let count = blocks as u32;
+        let partials = gpu.kernel(T::pick(("dot_partials_f32", "dot_partials_f64")))?;
+        let sum = gpu.kernel(T::pick(("sum_partials_f32", "sum_partials_f64")))?;
+        let scratch = 32 * size_of::<T>();
+        // SAFETY: dot_partials_T(n, x, y, partials) with x, y of n elements and one partial
+        // per block; sum_partials_T(count, partials, out) in one block; both with the 32
+        // values of shared scratch the block reduction needs.
+        unsafe {
+            gpu.launch(&partials, Launch::linear(blocks * 256, 256).shared(scratch), |args| {
+                args.arg(&n).arg(x).arg(y).arg(&mut self.partials);
+            })?;
+            gpu.launch(&sum, Launch::linear(256, 256).shared(scratch), |args| {
+                args.arg(&count).arg(&self.partials).arg(&mut self.result);
+            })?;
+        }
+        Ok(gpu.download(&self.result)?[0])
+    }
+}
+
+/// `x . y` on the GPU (allocates its scratch; use [`Dot`] in loops).
+pub fn dot<T: Scalar>(gpu: &Gpu, x: &CudaSlice<T>, y: &CudaSlice<T>) -> Result<T> {
+    Dot::new(gpu)?.run(gpu, x, y)
 }

@@ -13,6 +13,7 @@ pub mod gpu;
 pub mod mm;
 pub mod sparse;
 pub mod spmv;
+pub mod symgs;
 pub mod vendor;
 pub mod verify;
 

@@ -1,8 +1,8 @@
-//! Vector kernels: `y = a x + y` (the end-to-end example), later the dot products and updates
+//! Vector kernels: `y = a x + y` (the end-to-end example), and the dot products and updates
 //! that PCG needs.
 
-use crate::device::Float;
-use crate::device::thread::{grid_size_1d, index_1d};
+use crate::device::thread::{block_idx_x, grid_size_1d, index_1d, thread_idx_x};
+use crate::device::{Float, block, shared};
 
 /// `y[i] += a * x[i]` for `i < n`, grid-stride loop.
 pub unsafe fn axpy<T: Float>(n: u32, a: T, x: *const T, y: *mut T) {
@@ -15,6 +15,54 @@ pub unsafe fn axpy<T: Float>(n: u32, a: T, x: *const T, y: *mut T) {
     }
 }
 
+/// `y[i] = x[i] + b * y[i]` for `i < n` (PCG's new search direction), grid-stride loop.
+pub unsafe fn xpay<T: Float>(n: u32, x: *const T, b: T, y: *mut T) {
+    let mut i = index_1d();
+    while i < n {
+        let i_ = i as usize;
+        // SAFETY: i < n, the length of x and y.
+        unsafe { *y.add(i_) = b.mul_add(*y.add(i_), *x.add(i_)) };
+        i += grid_size_1d();
+    }
+}
+
+/// First pass of a dot product: `partials[block]` = this block's share of `sum x[i] y[i]`
+/// (grid-stride loop, block reduction). Launch: one pass's blocks; shared bytes: 32 * size_of T.
+pub unsafe fn dot_partials<T: Float>(n: u32, x: *const T, y: *const T, partials: *mut T) {
+    let mut sum = T::ZERO;
+    let mut i = index_1d();
+    while i < n {
+        // SAFETY: i < n, the length of x and y.
+        unsafe { sum = (*x.add(i as usize)).mul_add(*y.add(i as usize), sum) };
+        i += grid_size_1d();
+    }
+    let total = block::reduce_sum(sum, T::ZERO, shared::dynamic::<T>());
+    if thread_idx_x() == 0 {
+        // SAFETY: the host allocates one partial per block.
+        unsafe { *partials.add(block_idx_x() as usize) = total };
+    }
+}
+
+/// Second pass: `out[0] = sum of the count partials`, in a fixed order (deterministic).
+/// Launch: one block; shared bytes: 32 * size_of T.
+pub unsafe fn sum_partials<T: Float>(count: u32, partials: *const T, out: *mut T) {
+    let mut sum = T::ZERO;
+    let mut i = thread_idx_x();
+    while i < count {
+        // SAFETY: i < count, the number of partials.
+        sum = sum + unsafe { *partials.add(i as usize) };
+        i += crate::device::thread::block_dim_x();
+    }
+    let total = block::reduce_sum(sum, T::ZERO, shared::dynamic::<T>());
+    if thread_idx_x() == 0 {
+        // SAFETY: out holds one value.
+        unsafe { *out = total };
+    }
+}
+
 f32_f64_kernels! {
     axpy_f32, axpy_f64 => axpy(n: u32, a: T, x: *const T, y: *mut T);
+    xpay_f32, xpay_f64 => xpay(n: u32, x: *const T, b: T, y: *mut T);
+    dot_partials_f32, dot_partials_f64 => dot_partials(n: u32, x: *const T, y: *const T, partials: *mut T);
+    sum_partials_f32, sum_partials_f64 => sum_partials(count: u32, partials: *const T, out: *mut T);
 }

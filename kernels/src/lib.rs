@@ -17,6 +17,7 @@ pub mod blas1;
 pub mod device_tests;
 pub mod gemm;
 pub mod spmv;
+pub mod symgs;
 
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {

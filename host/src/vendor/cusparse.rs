@@ -51,6 +51,11 @@ impl Cusparse {
         }
         Ok(Cusparse { handle })
     }
+
+    /// The raw handle, for the other cuSPARSE wrappers of this crate.
+    pub(crate) fn raw(&self) -> cusparseHandle_t {
+        self.handle
+    }
 }
 
 impl Drop for Cusparse {

@@ -3,6 +3,7 @@
 
 pub mod cublas;
 pub mod cusparse;
+pub mod cusparse_spsv;
 
 use crate::Scalar;
 use crate::gpu::{CudaSlice, Gpu};

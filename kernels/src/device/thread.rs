@@ -81,3 +81,20 @@ pub fn sync_threads() {
     // SAFETY: a barrier; every thread of the block must reach it, which callers ensure.
     unsafe { nvptx::_syncthreads() }
 }
+
+/// The GPU's global nanosecond clock (`%globaltimer`): bounds spin waits in wall time.
+#[inline(always)]
+pub fn global_timer_ns() -> u64 {
+    let ns: u64;
+    // SAFETY: reads a special register; no memory is touched.
+    unsafe { core::arch::asm!("mov.u64 {t}, %globaltimer;", t = out(reg64) ns, options(nomem, nostack)) };
+    ns
+}
+
+/// Suspends this thread for about `ns` nanoseconds (`__nanosleep`, sm_70+): a backoff for spin
+/// waits, so that waiting warps leave the memory system to the ones doing work.
+#[inline(always)]
+pub fn nanosleep(ns: u32) {
+    // SAFETY: only delays the thread; no memory is touched.
+    unsafe { core::arch::asm!("nanosleep.u32 {t};", t = in(reg32) ns, options(nomem, nostack)) };
+}

@@ -1,0 +1,188 @@
+//! CPU references: the sequential symmetric Gauss-Seidel sweep, general as in HPCG
+//! (`ComputeSYMGS_ref`: A, r, x) and the GPU101 report's variant (the right-hand side of each
+//! sweep is x as it stands when that sweep starts), and the input checks every smoother makes.
+//!
+//! Row i of a sweep: `sum = r[i]; sum -= a_ij x[j] for every stored j (the diagonal too, with
+//! the old x[i]); sum += a_ii x[i]; x[i] = sum / a_ii`, with the newest x, products and
+//! subtractions rounded separately, in column order.
+
+use crate::Scalar;
+use crate::error::{Error, Result};
+use crate::sparse::Csr;
+
+/// The direction of a sweep: rows 0..n or n-1..0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Forward,
+    Backward,
+}
+
+/// Checks that SymGS can run on `a` (square, every diagonal entry stored and nonzero, every
+/// value finite) and returns its diagonal. The error names the first bad row or value.
+pub fn checked_diagonal<T: Scalar>(a: &Csr<T>) -> Result<Vec<T>> {
+    if a.rows() != a.cols() {
+        return Err(Error::InvalidInput(format!(
+            "SymGS needs a square matrix, got {} x {}",
+            a.rows(),
+            a.cols()
+        )));
+    }
+    let mut diagonal = Vec::with_capacity(a.rows());
+    for row in 0..a.rows() {
+        let (cols, values) = a.row(row);
+        if let Some((&col, &value)) = cols.iter().zip(values).find(|&(_, v)| !v.is_finite()) {
+            return Err(Error::InvalidInput(format!(
+                "SymGS: the value at row {row}, column {col} is {value:?}, not a finite number"
+            )));
+        }
+        let d = match cols.binary_search(&(row as u32)) {
+            Ok(k) => values[k],
+            Err(_) => {
+                return Err(Error::InvalidInput(format!(
+                    "SymGS: row {row} has no diagonal entry (every row needs a nonzero a_ii)"
+                )));
+            }
+        };
+        if d == T::ZERO {
+            return Err(Error::InvalidInput(format!("SymGS: the diagonal entry of row {row} is zero")));
+        }
+        diagonal.push(d);
+    }
+    Ok(diagonal)
+}
+
+/// Checks that `v` (named `name` in the error) has `len` values, all finite.
+pub fn check_vector<T: Scalar>(name: &str, v: &[T], len: usize) -> Result<()> {
+    if v.len() != len {
+        return Err(Error::InvalidInput(format!(
+            "SymGS: {name} has {} values, the matrix has {len} rows",
+            v.len()
+        )));
+    }
+    match v.iter().position(|x| !x.is_finite()) {
+        Some(i) => Err(Error::InvalidInput(format!("SymGS: {name}[{i}] is {:?}, not a finite number", v[i]))),
+        None => Ok(()),
+    }
+}
+
+/// The sequential smoother on one matrix, checked once.
+pub struct CpuSymgs<'a, T> {
+    a: &'a Csr<T>,
+    diagonal: Vec<T>,
+}
+
+impl<'a, T: Scalar> CpuSymgs<'a, T> {
+    /// Checks `a` (see [`checked_diagonal`]).
+    pub fn new(a: &'a Csr<T>) -> Result<Self> {
+        Ok(CpuSymgs { diagonal: checked_diagonal(a)?, a })
+    }
+
+    pub fn diagonal(&self) -> &[T] {
+        &self.diagonal
+    }
+
+    /// One symmetric sweep on A x = r: forward, then backward, x updated in place.
+    pub fn sweep(&self, r: &[T], x: &mut [T]) -> Result<()> {
+        check_vector("r", r, self.a.rows())?;
+        check_vector("x", x, self.a.rows())?;
+        self.half_sweep(Direction::Forward, r, x);
+        self.half_sweep(Direction::Backward, r, x);
+        Ok(())
+    }
+
+    /// The GPU101 report's sweep: the right-hand side of each half-sweep is x as it stands
+    /// when that half-sweep starts (the report's `sum = x[i]`).
+    pub fn sweep_report_variant(&self, x: &mut [T]) -> Result<()> {
+        check_vector("x", x, self.a.rows())?;
+        for direction in [Direction::Forward, Direction::Backward] {
+            let rhs = x.to_vec();
+            self.half_sweep(direction, &rhs, x);
+        }
+        Ok(())
+    }
+
+    /// One direction of the sweep (lengths are the caller's to check).
+    pub fn half_sweep(&self, direction: Direction, r: &[T], x: &mut [T]) {
+        let n = self.a.rows();
+        let mut relax = |i: usize| {
+            let (cols, values) = self.a.row(i);
+            let mut sum = r[i];
+            for (&j, &a_ij) in cols.iter().zip(values) {
+                sum = sum - a_ij * x[j as usize];
+            }
+            sum = sum + x[i] * self.diagonal[i];
+            x[i] = sum / self.diagonal[i];
+        };
+        match direction {
+            Direction::Forward => (0..n).for_each(&mut relax),
+            Direction::Backward => (0..n).rev().for_each(&mut relax),
+        }
+    }
+}
+
+/// One symmetric sweep of A x = r on the CPU (checks everything first).
+pub fn symgs<T: Scalar>(a: &Csr<T>, r: &[T], x: &mut [T]) -> Result<()> {
+    CpuSymgs::new(a)?.sweep(r, x)
+}
+
+/// One sweep of the GPU101 report's variant on the CPU (checks everything first).
+pub fn symgs_report_variant<T: Scalar>(a: &Csr<T>, x: &mut [T]) -> Result<()> {
+    CpuSymgs::new(a)?.sweep_report_variant(x)
+}
+
+/// ||r - A x||_2, accumulated in f64: how the smoothers are compared by residual reduction.
+pub fn residual_norm<T: Scalar>(a: &Csr<T>, r: &[T], x: &[T]) -> f64 {
+    (0..a.rows())
+        .map(|i| {
+            let (cols, values) = a.row(i);
+            let ax: f64 = cols.iter().zip(values).map(|(&j, &v)| v.into() * x[j as usize].into()).sum();
+            let d = r[i].into() - ax;
+            d * d
+        })
+        .sum::<f64>()
+        .sqrt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [[4, -1, 0], [-1, 4, -1], [0, -1, 4]] by hand.
+    fn tridiagonal() -> Csr<f64> {
+        Csr::new(
+            3,
+            3,
+            vec![0, 2, 5, 7],
+            vec![0, 1, 0, 1, 2, 1, 2],
+            vec![4.0, -1.0, -1.0, 4.0, -1.0, -1.0, 4.0],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn one_sweep_by_hand() {
+        let a = tridiagonal();
+        let r = [3.0, 2.0, 3.0];
+        let mut x = [0.0; 3];
+        symgs(&a, &r, &mut x).unwrap();
+        // Forward: x0 = 3/4, x1 = (2 + 3/4)/4 = 11/16, x2 = (3 + 11/16)/4 = 59/64.
+        // Backward: x2 = (3 + 11/16)/4 = 59/64, x1 = (2 + 3/4 + 59/64)/4 = 235/256,
+        // x0 = (3 + 235/256)/4 = 1003/1024.
+        assert_eq!(x, [1003.0 / 1024.0, 235.0 / 256.0, 59.0 / 64.0]);
+    }
+
+    #[test]
+    fn report_variant_uses_x_as_right_hand_side() {
+        let a = tridiagonal();
+        let mut x = [4.0, 4.0, 4.0];
+        let mut expect = x;
+        symgs_report_variant(&a, &mut x).unwrap();
+        // The same as two general half-sweeps, each with r = x at its start.
+        let smoother = CpuSymgs::new(&a).unwrap();
+        let r = expect;
+        smoother.half_sweep(Direction::Forward, &r, &mut expect);
+        let r = expect;
+        smoother.half_sweep(Direction::Backward, &r, &mut expect);
+        assert_eq!(x, expect);
+    }
+}

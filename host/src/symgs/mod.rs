@@ -1,0 +1,85 @@
+//! Symmetric Gauss-Seidel (SymGS), the smoother of HPCG: a forward sweep over the rows, then
+//! a backward one, each row `x[i] = (r[i] - sum_{j != i} a_ij x[j]) / a_ii` with the newest x.
+//!
+//! - [`cpu`]: the sequential references (general, and the GPU101 report's variant).
+//! - [`ready_done`]: the report's GPU algorithm (ready/done flags, a host loop): the baseline.
+//! - [`levels`]: level scheduling, one launch per level, optionally one CUDA graph per sweep.
+//! - [`sync_free`]: one launch per sweep direction, rows waiting on per-row done flags (or,
+//!   faster, on the values themselves).
+//! - [`multicolor`]: a *different* smoother (rows reordered by color), one launch per color.
+//! - [`pcg`]: conjugate gradients preconditioned by one sweep (HPCG-like).
+//! - `vendor::cusparse_spsv`: the same sweep from cuSPARSE triangular solves (the baseline).
+//!
+//! The first three keep the sequential row order and match [`cpu::CpuSymgs::sweep`] to
+//! rounding; they run out of place as the report does (forward x -> tmp, backward tmp -> x; see
+//! `kernels/src/symgs/mod.rs`), which keeps them exact for unsymmetric patterns too.
+
+pub mod cpu;
+pub mod levels;
+pub mod multicolor;
+pub mod pcg;
+pub mod ready_done;
+pub mod sync_free;
+
+pub use cpu::Direction;
+
+use crate::Scalar;
+use crate::error::{Error, Result};
+use crate::gpu::{CudaSlice, Gpu};
+use crate::sparse::Csr;
+use crate::spmv::csr::DeviceCsr;
+
+/// A matrix ready for the GPU smoothers: checked once (square, every diagonal entry stored and
+/// nonzero, every value finite), on the device with its diagonal. `csr` also serves PCG's
+/// SpMV (its adaptive kernel is tuned at upload).
+pub struct SymgsMatrix<T> {
+    pub rows: usize,
+    pub csr: DeviceCsr<T>,
+    pub diagonal: CudaSlice<T>,
+}
+
+impl<T: Scalar> SymgsMatrix<T> {
+    pub fn upload(gpu: &Gpu, a: &Csr<T>) -> Result<Self> {
+        let diagonal = cpu::checked_diagonal(a)?;
+        Ok(SymgsMatrix { rows: a.rows(), csr: DeviceCsr::upload(gpu, a)?, diagonal: gpu.upload(&diagonal)? })
+    }
+
+    /// Checks that r and x have one value per row.
+    pub(crate) fn check_vectors(&self, r: Option<&CudaSlice<T>>, x: &CudaSlice<T>) -> Result<()> {
+        let r_len = r.map_or(self.rows, |r| r.len());
+        if r_len != self.rows || x.len() != self.rows {
+            return Err(Error::InvalidInput(format!(
+                "SymGS on {} rows needs r and x of {} values, got r {r_len} and x {}",
+                self.rows,
+                self.rows,
+                x.len()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A GPU smoother: one symmetric sweep at a time, queued on the GPU's stream.
+pub trait Smoother<T: Scalar> {
+    /// The name in tests and reports ("level-schedule", ...).
+    fn name(&self) -> String;
+
+    /// Whether it keeps the sequential row order (so matches the CPU sweep to rounding);
+    /// false for a reordered smoother such as multicolor.
+    fn exact_order(&self) -> bool;
+
+    /// One symmetric sweep on A x = r: forward then backward, x updated in place. The
+    /// vectors must hold finite values (check them on the host with [`cpu::check_vector`]).
+    fn sweep(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()>;
+}
+
+/// The right-hand side of a half-sweep: the given r, or (the GPU101 report's variant) the
+/// vector the half-sweep reads its old values from, i.e. x as it stands when it starts.
+pub(crate) fn rhs_of<'a, T>(r: Option<&'a CudaSlice<T>>, old: &'a CudaSlice<T>) -> &'a CudaSlice<T> {
+    r.unwrap_or(old)
+}
+
+/// 1 for the forward direction, 0 for the backward one: the kernels' `forward` argument.
+pub(crate) fn forward_flag(direction: Direction) -> u32 {
+    (direction == Direction::Forward) as u32
+}

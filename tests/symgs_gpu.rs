@@ -1,0 +1,354 @@
+//! SymGS on the GPU: every exact-order smoother (the GPU101 report's ready/done flags, level
+//! scheduling with and without a CUDA graph, sync-free, cuSPARSE SpSV) against the sequential
+//! CPU sweep, f64 and f32, also over a second sweep and in the report's variant; the GPU level
+//! analysis against the CPU one; multicolor against its CPU reference and by residual
+//! reduction; PCG; the vector kernels PCG uses; the sync-free timeout.
+
+mod common;
+
+use common::{gpu, random_vec, real_matrices};
+use host::gpu::CudaSlice;
+use host::sparse::{Csr, generate};
+use host::symgs::cpu::{CpuSymgs, checked_diagonal, residual_norm};
+use host::symgs::levels::{LevelSmoother, levels_cpu, levels_gpu};
+use host::symgs::multicolor::{MulticolorOrder, MulticolorSmoother};
+use host::symgs::pcg::{PcgOptions, pcg_cpu, pcg_gpu};
+use host::symgs::ready_done::ReadyDoneSmoother;
+use host::symgs::sync_free::{Signal, SyncFreeSmoother};
+use host::symgs::{Direction, Smoother, SymgsMatrix};
+use host::vendor::cusparse::Cusparse;
+use host::vendor::cusparse_spsv::CusparseSymgs;
+use host::verify::compare;
+use host::{Gpu, Scalar};
+
+/// The matrices every smoother is checked on (as in tests/symgs_cpu.rs, plus a larger stencil
+/// that keeps thousands of warps waiting on each other).
+fn corpus<T: Scalar>() -> Vec<(String, Csr<T>)> {
+    let mut all: Vec<(String, Csr<T>)> = vec![
+        ("stencil27 16^3".into(), generate::stencil27(16, 16, 16).unwrap()),
+        ("stencil27 48x40x36".into(), generate::stencil27(48, 40, 36).unwrap()),
+        ("poisson3d 9x10x11".into(), generate::poisson3d(9, 10, 11).unwrap()),
+        ("random spd 3000 27/row".into(), generate::random_spd(3000, 27, 1).unwrap()),
+        (
+            "banded 4000 bw 60, 9/row, unsymmetric".into(),
+            generate::banded(4000, 60, Some(9), true, 2).unwrap(),
+        ),
+        ("road 5000".into(), generate::road(5000, 100, 3).unwrap()),
+        ("fem 4^3 dof 3".into(), generate::fem(4, 4, 4, 3, 4).unwrap()),
+        ("1x1".into(), Csr::new(1, 1, vec![0, 1], vec![0], vec![T::from_f64(2.0)]).unwrap()),
+    ];
+    all.extend(real_matrices::<T>().into_iter().filter(|(_, a)| checked_diagonal(a).is_ok()));
+    all
+}
+
+/// Rounding of one row's sum with room for its propagation through the sweep (checked against
+/// an emulation of the GPU's arithmetic in tests/symgs_cpu.rs, which stays 100x below it).
+fn tolerance<T: Scalar>(a: &Csr<T>) -> f64 {
+    4.0 * T::tolerance(a.row_stats().max)
+}
+
+/// The exact-order smoothers on one matrix, by name.
+fn exact_order_smoothers<'a, T: Scalar>(
+    gpu: &Gpu,
+    lib: &'a Cusparse,
+    a: &Csr<T>,
+    m: &'a SymgsMatrix<T>,
+) -> Vec<Box<dyn Smoother<T> + 'a>> {
+    let host_levels = || {
+        (
+            levels_cpu(a, Direction::Forward).upload(gpu).unwrap(),
+            levels_cpu(a, Direction::Backward).upload(gpu).unwrap(),
+        )
+    };
+    let (forward, backward) = host_levels();
+    let levels_from_host = LevelSmoother::with_levels(gpu, m, forward, backward).unwrap();
+    let (forward, backward) = host_levels();
+    let sync_free_from_host = SyncFreeSmoother::with_levels(gpu, m, forward, backward).unwrap();
+    vec![
+        Box::new(ReadyDoneSmoother::new(gpu, m).unwrap()),
+        Box::new(LevelSmoother::new(gpu, m).unwrap()),
+        Box::new(LevelSmoother::new(gpu, m).unwrap().use_graph(true)),
+        Box::new(levels_from_host),
+        Box::new(SyncFreeSmoother::new(gpu, m).unwrap()),
+        Box::new(sync_free_from_host),
+        Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_backoff_ns(100).with_blocks_per_sm(4)),
+        Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_signal(Signal::Value)),
+        Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_signal(Signal::Value).with_blocks_per_sm(1)),
+        Box::new(CusparseSymgs::new(gpu, lib, m, a).unwrap()),
+    ]
+}
+
+/// Two sweeps on the GPU against two on the CPU, checked after each (the second reuses the
+/// flags, tickets and graphs of the first).
+fn exact_order_matches_cpu<T: Scalar>() {
+    let gpu = gpu();
+    let lib = Cusparse::new(&gpu).unwrap();
+    for (name, a) in corpus::<T>() {
+        let m = SymgsMatrix::upload(&gpu, &a).unwrap();
+        let cpu = CpuSymgs::new(&a).unwrap();
+        let r = random_vec::<T>(a.rows(), 1);
+        let x0 = random_vec::<T>(a.rows(), 2);
+        let mut expect = vec![x0.clone()];
+        for _ in 0..2 {
+            let mut x = expect.last().unwrap().clone();
+            cpu.sweep(&r, &mut x).unwrap();
+            expect.push(x);
+        }
+        let dr = gpu.upload(&r).unwrap();
+        for mut smoother in exact_order_smoothers(&gpu, &lib, &a, &m) {
+            assert!(smoother.exact_order());
+            let mut dx = gpu.upload(&x0).unwrap();
+            for (sweep, expect) in expect.iter().enumerate().skip(1) {
+                let what = format!("{} {} sweep {sweep} on {name}", smoother.name(), T::NAME);
+                smoother.sweep(&gpu, &dr, &mut dx).unwrap_or_else(|e| panic!("{what}: {e}"));
+                let got = gpu.download(&dx).unwrap();
+                compare(&got, expect, 1e-3).check(&what, tolerance(&a)).unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn symgs_exact_order_smoothers_match_the_cpu_sweep_f64() {
+    exact_order_matches_cpu::<f64>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn symgs_exact_order_smoothers_match_the_cpu_sweep_f32() {
+    exact_order_matches_cpu::<f32>();
+}
+
+/// The report's variant (right-hand side = x at the start of each half-sweep).
+fn report_variant_matches_cpu<T: Scalar>() {
+    let gpu = gpu();
+    for (name, a) in corpus::<T>() {
+        let m = SymgsMatrix::upload(&gpu, &a).unwrap();
+        let x0 = random_vec::<T>(a.rows(), 3);
+        let mut expect = x0.clone();
+        CpuSymgs::new(&a).unwrap().sweep_report_variant(&mut expect).unwrap();
+        type Run<'r, T> = Box<dyn FnMut(&Gpu, &mut CudaSlice<T>) -> host::Result<()> + 'r>;
+        let mut ready_done = ReadyDoneSmoother::new(&gpu, &m).unwrap();
+        let mut levels = LevelSmoother::new(&gpu, &m).unwrap();
+        let mut graph = LevelSmoother::new(&gpu, &m).unwrap().use_graph(true);
+        let mut sync_free = SyncFreeSmoother::new(&gpu, &m).unwrap();
+        let mut sync_free_values = SyncFreeSmoother::new(&gpu, &m).unwrap().with_signal(Signal::Value);
+        let runs: Vec<(&str, Run<T>)> = vec![
+            ("gpu101-ready-done", Box::new(|g, x| ready_done.sweep_report_variant(g, x))),
+            ("level-schedule", Box::new(|g, x| levels.sweep_report_variant(g, x))),
+            ("level-schedule-graph", Box::new(|g, x| graph.sweep_report_variant(g, x))),
+            ("sync-free", Box::new(|g, x| sync_free.sweep_report_variant(g, x))),
+            ("sync-free-values", Box::new(|g, x| sync_free_values.sweep_report_variant(g, x))),
+        ];
+        for (smoother, mut run) in runs {
+            let what = format!("{smoother} report variant {} on {name}", T::NAME);
+            let mut dx = gpu.upload(&x0).unwrap();
+            run(&gpu, &mut dx).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let got = gpu.download(&dx).unwrap();
+            compare(&got, &expect, 1e-3).check(&what, tolerance(&a)).unwrap();
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn symgs_report_variant_matches_the_cpu_f64() {
+    report_variant_matches_cpu::<f64>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn symgs_report_variant_matches_the_cpu_f32() {
+    report_variant_matches_cpu::<f32>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn symgs_gpu_level_analysis_matches_the_cpu() {
+    let gpu = gpu();
+    for (name, a) in corpus::<f64>() {
+        let m = SymgsMatrix::upload(&gpu, &a).unwrap();
+        for direction in [Direction::Forward, Direction::Backward] {
+            let got = levels_gpu(&gpu, &m, direction).unwrap().to_host(&gpu).unwrap();
+            assert_eq!(got, levels_cpu(&a, direction), "{name} {direction:?}");
+        }
+    }
+}
+
+fn multicolor_matches_its_reference<T: Scalar>() {
+    let gpu = gpu();
+    for (name, a) in corpus::<T>() {
+        let order = MulticolorOrder::new(&a).unwrap();
+        let mut smoother = MulticolorSmoother::new(&gpu, &order).unwrap();
+        assert!(!smoother.exact_order());
+        let r = random_vec::<T>(a.rows(), 4);
+        let mut expect = vec![T::ZERO; a.rows()];
+        let dr = gpu.upload(&r).unwrap();
+        let mut dx = gpu.zeros::<T>(a.rows()).unwrap();
+        for sweep in 1..=3 {
+            order.sweep_cpu(&r, &mut expect).unwrap();
+            smoother.sweep(&gpu, &dr, &mut dx).unwrap();
+            let got = gpu.download(&dx).unwrap();
+            let what = format!("multicolor ({} colors) {} sweep {sweep} on {name}", order.colors(), T::NAME);
+            compare(&got, &expect, 1e-3).check(&what, tolerance(&a)).unwrap();
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn symgs_multicolor_matches_its_cpu_reference_f64() {
+    multicolor_matches_its_reference::<f64>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn symgs_multicolor_matches_its_cpu_reference_f32() {
+    multicolor_matches_its_reference::<f32>();
+}
+
+/// Residual reduction per sweep comparable to the sequential sweep's (as in symgs_cpu.rs).
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn symgs_multicolor_reduces_the_residual() {
+    let gpu = gpu();
+    let a = generate::stencil27::<f64>(32, 32, 32).unwrap();
+    let mut smoother = MulticolorSmoother::from_csr(&gpu, &a).unwrap();
+    let cpu = CpuSymgs::new(&a).unwrap();
+    let r = random_vec::<f64>(a.rows(), 5);
+    let (dr, mut dx) = (gpu.upload(&r).unwrap(), gpu.zeros::<f64>(a.rows()).unwrap());
+    let mut x_sequential = vec![0.0; a.rows()];
+    let start = residual_norm(&a, &r, &x_sequential);
+    let mut before = start;
+    for sweep in 1..=5 {
+        smoother.sweep(&gpu, &dr, &mut dx).unwrap();
+        cpu.sweep(&r, &mut x_sequential).unwrap();
+        let after = residual_norm(&a, &r, &gpu.download(&dx).unwrap());
+        assert!(after < 0.9 * before, "sweep {sweep}: residual {before:e} -> {after:e}");
+        before = after;
+    }
+    let colored = (before / start).log10() / 5.0;
+    let plain = (residual_norm(&a, &r, &x_sequential) / start).log10() / 5.0;
+    assert!(colored <= 0.5 * plain, "log10 reduction per sweep {colored:.3}, sequential {plain:.3}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn symgs_pcg_converges_with_every_smoother() {
+    let gpu = gpu();
+    let lib = Cusparse::new(&gpu).unwrap();
+    let options = PcgOptions { tolerance: 1e-8, max_iterations: 500 };
+    for (name, a) in [
+        ("stencil27 24^3", generate::stencil27::<f64>(24, 24, 24).unwrap()),
+        ("random spd 20000", generate::random_spd::<f64>(20_000, 27, 1).unwrap()),
+    ] {
+        let m = SymgsMatrix::upload(&gpu, &a).unwrap();
+        let b = random_vec::<f64>(a.rows(), 6);
+        let db = gpu.upload(&b).unwrap();
+        let reference = pcg_cpu(&a, true, &b, &mut vec![0.0; a.rows()], options).unwrap();
+        let mut smoothers = exact_order_smoothers(&gpu, &lib, &a, &m);
+        smoothers.push(Box::new(MulticolorSmoother::from_csr(&gpu, &a).unwrap()));
+        for smoother in &mut smoothers {
+            let exact = smoother.exact_order();
+            let what = format!("PCG with {} on {name}", smoother.name());
+            let mut dx = gpu.zeros::<f64>(a.rows()).unwrap();
+            let report = pcg_gpu(&gpu, &m.csr, Some(smoother.as_mut()), &db, &mut dx, options)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert!(report.converged, "{what}: {report:?}");
+            let x = gpu.download(&dx).unwrap();
+            let true_residual = residual_norm(&a, &b, &x) / residual_norm(&a, &b, &vec![0.0; a.rows()]);
+            assert!(true_residual < 1e-7, "{what}: true relative residual {true_residual:e}");
+            if exact {
+                // The same preconditioner as the CPU run, to rounding: the same iterations.
+                assert!(
+                    report.iterations.abs_diff(reference.iterations) <= 1,
+                    "{what}: {} iterations, {} on the CPU",
+                    report.iterations,
+                    reference.iterations
+                );
+            }
+        }
+        let plain =
+            pcg_gpu(&gpu, &m.csr, None, &db, &mut gpu.zeros::<f64>(a.rows()).unwrap(), options).unwrap();
+        assert!(plain.converged && plain.iterations > reference.iterations, "plain CG on {name}: {plain:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn symgs_a_stuck_sync_free_wait_is_an_error_not_a_hang() {
+    let gpu = gpu();
+    let a = generate::stencil27::<f64>(20, 20, 20).unwrap();
+    let m = SymgsMatrix::upload(&gpu, &a).unwrap();
+    let r = gpu.upload(&random_vec::<f64>(a.rows(), 7)).unwrap();
+    let x0 = random_vec::<f64>(a.rows(), 8);
+    let mut expect = x0.clone();
+    CpuSymgs::new(&a).unwrap().sweep(&gpu.download(&r).unwrap(), &mut expect).unwrap();
+    for signal in [Signal::DoneFlags, Signal::Value] {
+        let mut smoother = SyncFreeSmoother::new(&gpu, &m).unwrap().with_signal(signal);
+        smoother.set_timeout_ns(50_000_000);
+        // The first ticket (the first rows of the order) is never handed out: the rows that
+        // depend on them wait in vain.
+        smoother.start_tickets_at(1);
+        let mut x = gpu.upload(&x0).unwrap();
+        let started = std::time::Instant::now();
+        let err = smoother.sweep(&gpu, &r, &mut x).unwrap_err();
+        assert!(err.to_string().contains("waited more than 0.050 s"), "{signal:?}: {err}");
+        assert!(started.elapsed().as_secs_f64() < 10.0, "{signal:?}: the error took {:?}", started.elapsed());
+        // The smoother recovers: a normal sweep afterwards is right.
+        smoother.start_tickets_at(0);
+        let mut x = gpu.upload(&x0).unwrap();
+        smoother.sweep(&gpu, &r, &mut x).unwrap();
+        let what = format!("sync-free {signal:?} after a timeout");
+        compare(&gpu.download(&x).unwrap(), &expect, 1e-3).check(&what, tolerance(&a)).unwrap();
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn symgs_wrong_vector_lengths_are_errors() {
+    let gpu = gpu();
+    let a = generate::stencil27::<f64>(4, 4, 4).unwrap();
+    let m = SymgsMatrix::upload(&gpu, &a).unwrap();
+    let r = gpu.zeros::<f64>(64).unwrap();
+    let mut x = gpu.zeros::<f64>(63).unwrap();
+    let mut smoother = LevelSmoother::new(&gpu, &m).unwrap();
+    let err = smoother.sweep(&gpu, &r, &mut x).unwrap_err();
+    assert!(err.to_string().contains("needs r and x of 64 values"), "{err}");
+    let non_square = generate::random_uniform::<f64>(4, 5, 2, 1).unwrap();
+    assert!(SymgsMatrix::upload(&gpu, &non_square).is_err());
+}
+
+fn vector_kernels<T: Scalar>() {
+    use host::blas1::{Dot, dot_cpu, xpay, xpay_cpu};
+    let gpu = gpu();
+    let mut dot = Dot::<T>::new(&gpu).unwrap();
+    for n in [1usize, 31, 1000, 1 << 20, (1 << 20) + 13] {
+        let x = random_vec::<T>(n, 9);
+        let y = random_vec::<T>(n, 10);
+        let (dx, mut dy) = (gpu.upload(&x).unwrap(), gpu.upload(&y).unwrap());
+        let got: f64 = dot.run(&gpu, &dx, &dy).unwrap().into();
+        let expect = dot_cpu(&x, &y);
+        let scale = dot_cpu(&x, &x).sqrt() * dot_cpu(&y, &y).sqrt();
+        assert!((got - expect).abs() <= T::tolerance(n) * scale, "dot n={n}: {got} vs {expect}");
+        let b = T::from_f64(0.75);
+        let mut expect = y.clone();
+        xpay_cpu(&x, b, &mut expect);
+        xpay(&gpu, &dx, b, &mut dy).unwrap();
+        // Both fused: equal to the bit.
+        assert_eq!(compare(&gpu.download(&dy).unwrap(), &expect, 0.0).max_abs_error, 0.0, "xpay n={n}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn symgs_dot_and_xpay_f32() {
+    vector_kernels::<f32>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn symgs_dot_and_xpay_f64() {
+    vector_kernels::<f64>();
+}
