@@ -5,3 +5,4 @@
 pub mod blocked;
 pub mod dmma;
 pub mod tiled;
+pub mod update;
