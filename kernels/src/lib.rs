@@ -16,6 +16,7 @@ pub mod device;
 pub mod blas1;
 pub mod device_tests;
 pub mod gemm;
+pub mod lu;
 pub mod spmv;
 pub mod symgs;
 

@@ -4,3 +4,4 @@ pub mod matrix;
 pub use matrix::DenseMatrix;
 
 pub mod gemm;
+pub mod lu;

@@ -2,6 +2,7 @@
 //! (loaded at run time, like the driver). Their results are verified like ours.
 
 pub mod cublas;
+pub mod cusolver;
 pub mod cusparse;
 pub mod cusparse_spsv;
 

@@ -41,3 +41,34 @@ fn reduce<T: warp::Shuffle>(
     sync_threads(); // scratch may be reused by the caller
     total
 }
+
+/// The largest `value` over the block with its `index` (the smallest index among equal
+/// values); every thread gets the pair. `values` and `indices` hold at least 32 entries each
+/// and may be reused after the call; `lowest` loses to every real value.
+#[inline(always)]
+pub fn reduce_max_index<T: warp::Shuffle + PartialOrd>(
+    value: T,
+    index: u32,
+    lowest: T,
+    values: SharedArray<T>,
+    indices: SharedArray<u32>,
+) -> (T, u32) {
+    let warps = block_dim_x().div_ceil(WARP_SIZE);
+    let (value, index) = warp::reduce_max_index(value, index);
+    // SAFETY (shared accesses): indices are below 32, the documented scratch size.
+    if lane_id() == 0 {
+        unsafe {
+            values.set(warp_id(), value);
+            indices.set(warp_id(), index);
+        }
+    }
+    sync_threads();
+    let staged = if lane_id() < warps {
+        unsafe { (values.get(lane_id()), indices.get(lane_id())) }
+    } else {
+        (lowest, u32::MAX)
+    };
+    let best = warp::reduce_max_index(staged.0, staged.1);
+    sync_threads(); // the scratch may be reused by the caller
+    best
+}

@@ -3,6 +3,7 @@
 
 pub mod atomic;
 pub mod block;
+pub mod grid;
 pub mod memory;
 pub mod mma;
 pub mod shared;

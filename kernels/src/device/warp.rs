@@ -161,6 +161,22 @@ pub fn reduce_max<T: Shuffle + PartialOrd>(mut value: T) -> T {
     value
 }
 
+/// The largest `value` over the 32 lanes with its `index`; among equal values the smallest
+/// index wins (the first maximum, as BLAS `i_amax` picks). Every lane gets the pair.
+#[inline(always)]
+pub fn reduce_max_index<T: Shuffle + PartialOrd>(mut value: T, mut index: u32) -> (T, u32) {
+    let mut offset = 16;
+    while offset > 0 {
+        let (other, other_index) = (shuffle_xor(value, offset), shuffle_xor(index, offset));
+        if other > value || (other == value && other_index < index) {
+            value = other;
+            index = other_index;
+        }
+        offset /= 2;
+    }
+    (value, index)
+}
+
 /// Sum over groups of `width` consecutive lanes (`width` a power of two up to 32): lane 0 of
 /// each group ends with its group's total (the `shfl_down` tree of the reports' kernels).
 #[inline(always)]

@@ -7,3 +7,4 @@ pub mod dmma;
 #[cfg(target_feature = "sm_90")]
 pub mod dmma16;
 pub mod tiled;
+pub mod update;

@@ -1,0 +1,10 @@
+//! Dense solve A x = b by Gaussian elimination with partial pivoting, as a progression: the
+//! Milan report's column-at-a-time elimination on the augmented matrix (`classic`), then a
+//! blocked right-looking LU whose trailing update is a GEMM (`blocked`, with
+//! `gemm::update`), the triangular solves both end with (`solve`), and the transpose that
+//! hands a row-major matrix to column-major cuSOLVER (`transpose`).
+
+pub mod blocked;
+pub mod classic;
+pub mod solve;
+pub mod transpose;
