@@ -39,6 +39,59 @@ enum Command {
     Spmv(SpmvArgs),
     /// C = A B for random m x k and k x n matrices with one kernel.
     Gemm(GemmArgs),
+    /// Symmetric Gauss-Seidel sweeps on A x = A 1 from x = 0, with one smoother.
+    Symgs(SymgsArgs),
+    /// Conjugate gradients on A x = A 1, preconditioned by one sweep of a smoother.
+    Pcg(SymgsArgs),
+    /// A x = b by Gaussian elimination with partial pivoting (manufactured solution).
+    Solve(SolveArgs),
+}
+
+#[derive(clap::Args)]
+struct SymgsArgs {
+    /// A Matrix Market file (square, with a full nonzero diagonal).
+    #[arg(long, conflicts_with = "generate", required_unless_present = "generate")]
+    matrix: Option<PathBuf>,
+    /// A generator spec, e.g. `stencil27:64x64x64`, `random:rows=100000,nnz_per_row=9,spd=true`.
+    #[arg(long)]
+    generate: Option<String>,
+    /// `cpu`, `ready-done` (the GPU101 report), `levels`, `levels-graph`, `sync-free`,
+    /// `sync-free-values`, `multicolor` (a different smoother), `cusparse`; for pcg also `none`.
+    #[arg(long, default_value = "levels-graph")]
+    variant: String,
+    /// Symmetric sweeps (symgs).
+    #[arg(long, default_value_t = 1)]
+    sweeps: usize,
+    /// Relative residual at which PCG stops.
+    #[arg(long, default_value_t = 1e-8)]
+    tolerance: f64,
+    #[arg(long, default_value_t = 1000)]
+    max_iterations: usize,
+    #[arg(long, value_enum, default_value = "f64")]
+    precision: Precision,
+    /// symgs: compare with the CPU sweeps (exact-order variants) or check the residual
+    /// falls (multicolor); pcg: fail unless it converges.
+    #[arg(long)]
+    verify: bool,
+}
+
+#[derive(clap::Args)]
+struct SolveArgs {
+    /// Size of a random system with a known solution (b = A x).
+    #[arg(long, required_unless_present = "matrix")]
+    n: Option<usize>,
+    /// A Matrix Market file (array or coordinate) for A instead; b = A x for a random x.
+    #[arg(long)]
+    matrix: Option<PathBuf>,
+    /// `classic` (the Milan report), `classic-parallel`, `blocked`, `cusolver`, `cpu-serial`,
+    /// `cpu-blocked`.
+    #[arg(long, default_value = "blocked")]
+    kernel: String,
+    #[arg(long, value_enum, default_value = "f64")]
+    precision: Precision,
+    /// Fail unless the backward error ||Ax - b|| / (||A|| ||x|| + ||b||) is near rounding.
+    #[arg(long)]
+    verify: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -131,6 +184,18 @@ fn main() -> ExitCode {
         Command::Gemm(args) => match args.precision {
             Precision::F32 => run_gemm::<f32>(&args),
             Precision::F64 => run_gemm::<f64>(&args),
+        },
+        Command::Symgs(args) => match args.precision {
+            Precision::F32 => symgs::<f32>(&args, false),
+            Precision::F64 => symgs::<f64>(&args, false),
+        },
+        Command::Pcg(args) => match args.precision {
+            Precision::F32 => symgs::<f32>(&args, true),
+            Precision::F64 => symgs::<f64>(&args, true),
+        },
+        Command::Solve(args) => match args.precision {
+            Precision::F32 => solve::<f32>(&args),
+            Precision::F64 => solve::<f64>(&args),
         },
     };
     match result {
@@ -393,6 +458,185 @@ fn run_gemm<T: Scalar>(args: &GemmArgs) -> Result<()> {
     let tolerance = if T::NAME == "f64" { 1e-12 } else { 1e-5 };
     if args.verify {
         report_error(true, &c, &gemm::reference(m, n, k, &a, &b), tolerance)?;
+    }
+    Ok(())
+}
+
+/// `symgs` (sweeps) or, with `pcg`, a preconditioned CG solve, on A x = A 1 from x = 0.
+fn symgs<T: Scalar>(args: &SymgsArgs, pcg: bool) -> Result<()> {
+    use host::symgs::cpu::{CpuSymgs, residual_norm};
+    use host::symgs::levels::LevelSmoother;
+    use host::symgs::multicolor::MulticolorSmoother;
+    use host::symgs::pcg::{PcgOptions, pcg_cpu, pcg_gpu};
+    use host::symgs::ready_done::ReadyDoneSmoother;
+    use host::symgs::sync_free::{Signal, SyncFreeSmoother};
+    use host::symgs::{Smoother, SymgsMatrix};
+    use host::vendor::cusparse_spsv::CusparseSymgs;
+
+    let (name, a) = match (&args.generate, &args.matrix) {
+        (Some(spec), _) => {
+            let spec: GenSpec = spec.parse()?;
+            (spec.to_string(), spec.generate::<T>()?)
+        }
+        (None, Some(path)) => (path.display().to_string(), host::mm::read_coo::<T>(path)?.coo.to_csr()?),
+        (None, None) => unreachable!("clap requires --matrix or --generate"),
+    };
+    let cpu = CpuSymgs::new(&a)?; // checks square, full nonzero diagonal, finite values
+    let ones = vec![T::ONE; a.cols()];
+    let mut r = vec![T::ZERO; a.rows()];
+    cpu::csr_serial(&a, &ones, &mut r)?;
+    println!("{name}: {} x {}, {} nnz; {} {}", a.rows(), a.cols(), a.nnz(), args.variant, T::NAME);
+    let options = PcgOptions { tolerance: args.tolerance, max_iterations: args.max_iterations };
+
+    if args.variant == "cpu" {
+        let mut x = vec![T::ZERO; a.rows()];
+        if pcg {
+            let report = pcg_cpu(&a, true, &r, &mut x, options)?;
+            return print_pcg(
+                report.iterations,
+                report.relative_residual,
+                report.converged,
+                report.time_ms,
+                args.verify,
+            );
+        }
+        let started = std::time::Instant::now();
+        for _ in 0..args.sweeps {
+            cpu.sweep(&r, &mut x)?;
+        }
+        let ms = started.elapsed().as_secs_f64() * 1e3 / args.sweeps.max(1) as f64;
+        println!("  {ms:.3} ms per sweep; residual {:.3e}", residual_norm(&a, &r, &x));
+        return Ok(());
+    }
+
+    let gpu = Gpu::new()?;
+    let matrix = SymgsMatrix::upload(&gpu, &a)?;
+    let lib = Cusparse::new(&gpu)?;
+    let mut smoother: Option<Box<dyn Smoother<T> + '_>> = match args.variant.as_str() {
+        "none" if pcg => None,
+        "ready-done" => Some(Box::new(ReadyDoneSmoother::new(&gpu, &matrix)?)),
+        "levels" => Some(Box::new(LevelSmoother::new(&gpu, &matrix)?)),
+        "levels-graph" => Some(Box::new(LevelSmoother::new(&gpu, &matrix)?.use_graph(true))),
+        "sync-free" => Some(Box::new(SyncFreeSmoother::new(&gpu, &matrix)?)),
+        "sync-free-values" => {
+            Some(Box::new(SyncFreeSmoother::new(&gpu, &matrix)?.with_signal(Signal::Value)))
+        }
+        "multicolor" => Some(Box::new(MulticolorSmoother::from_csr(&gpu, &a)?)),
+        "cusparse" => Some(Box::new(CusparseSymgs::new(&gpu, &lib, &matrix, &a)?)),
+        other => {
+            return Err(Error::InvalidInput(format!("unknown SymGS variant `{other}` (rgla symgs --help)")));
+        }
+    };
+    let dr = gpu.upload(&r)?;
+    let mut dx = gpu.zeros::<T>(a.rows())?;
+    if pcg {
+        let da = DeviceCsr::upload(&gpu, &a)?;
+        let report = pcg_gpu(&gpu, &da, smoother.as_deref_mut(), &dr, &mut dx, options)?;
+        return print_pcg(
+            report.iterations,
+            report.relative_residual,
+            report.converged,
+            report.time_ms,
+            args.verify,
+        );
+    }
+    let smoother = smoother.as_mut().expect("a smoother for symgs");
+    let ms = gpu.time_once(|| (0..args.sweeps).try_for_each(|_| smoother.sweep(&gpu, &dr, &mut dx)))?;
+    let x = gpu.download(&dx)?;
+    let (start, end) = (residual_norm(&a, &r, &vec![T::ZERO; a.rows()]), residual_norm(&a, &r, &x));
+    println!("  {:.3} ms per sweep; residual {start:.3e} -> {end:.3e}", ms / args.sweeps.max(1) as f64);
+    if !args.verify {
+        return Ok(());
+    }
+    if smoother.exact_order() {
+        let mut expect = vec![T::ZERO; a.rows()];
+        for _ in 0..args.sweeps {
+            cpu.sweep(&r, &mut expect)?;
+        }
+        report_error(true, &x, &expect, 4.0 * T::tolerance(a.row_stats().max))
+    } else if end < start {
+        println!("  {} is a reordered smoother: checked by the residual falling", smoother.name());
+        Ok(())
+    } else {
+        Err(Error::Verification(format!(
+            "{}: the residual did not fall ({start:e} -> {end:e})",
+            smoother.name()
+        )))
+    }
+}
+
+fn print_pcg(iterations: usize, residual: f64, converged: bool, time_ms: f64, verify: bool) -> Result<()> {
+    println!(
+        "  {iterations} iterations, relative residual {residual:.3e}, {time_ms:.2} ms, converged: {converged}"
+    );
+    if verify && !converged {
+        return Err(Error::Verification(format!("PCG did not converge in {iterations} iterations")));
+    }
+    Ok(())
+}
+
+/// A x = b with a manufactured solution: the backward error tells how right x is.
+fn solve<T: Scalar>(args: &SolveArgs) -> Result<()> {
+    use host::dense::DenseMatrix;
+    use host::dense::lu::{self, LuKernel};
+
+    let (a, b, _x) = match (&args.matrix, args.n) {
+        (Some(path), _) => {
+            let a: DenseMatrix<T> = match host::mm::read_dense::<T>(path) {
+                Ok(dense) => dense,
+                Err(e) if matches!(e.kind, host::mm::MmErrorKind::WrongFormat { .. }) => {
+                    let coo = host::mm::read_coo::<T>(path)?.coo;
+                    let mut dense = DenseMatrix::zeros(coo.rows, coo.cols);
+                    for ((&r, &c), &v) in coo.row_indices.iter().zip(&coo.col_indices).zip(&coo.values) {
+                        dense.set(r as usize, c as usize, dense.get(r as usize, c as usize) + v);
+                    }
+                    dense
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let x = host::sparse::generate::vector_1_to_5::<T>(a.cols, 1);
+            let mut b = vec![T::ZERO; a.rows];
+            gemm::rayon(a.rows, 1, a.cols, &a.data, &x, &mut b)?;
+            (a, b, x)
+        }
+        (None, Some(n)) => lu::manufactured_system::<T>(n, 1, 1),
+        (None, None) => unreachable!("clap requires --n or --matrix"),
+    };
+    let started = std::time::Instant::now();
+    let x = match args.kernel.as_str() {
+        "cpu-serial" => lu::cpu::solve_serial(&a, &b)?,
+        "cpu-blocked" => lu::cpu::solve(&a, &b, 1)?,
+        "cusolver" => {
+            let gpu = Gpu::new()?;
+            let tolerance = lu::check_system(&a, &b, 1)?;
+            let mut solver = host::vendor::cusolver::CusolverLu::<T>::new(&gpu, a.rows, tolerance)?;
+            let (da, db) = (gpu.upload(&a.data)?, gpu.upload(&b)?);
+            let mut dx = gpu.filled(a.rows, T::from_f64(f64::NAN))?;
+            solver.factor(&gpu, &da)?;
+            solver.check(&gpu)?;
+            solver.solve(&gpu, 1, &db, &mut dx)?;
+            gpu.download(&dx)?
+        }
+        name => {
+            let kernel = LuKernel::from_name(name).ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "unknown solver `{name}` (classic, classic-parallel, blocked, cusolver, cpu-serial, cpu-blocked)"
+                ))
+            })?;
+            lu::solve(&Gpu::new()?, kernel, &a, &b)?
+        }
+    };
+    let ms = started.elapsed().as_secs_f64() * 1e3;
+    let error = lu::backward_error(&a, &x, &b, 1);
+    println!(
+        "solve n={} {} {}: {ms:.2} ms (wall, uploads included); backward error {error:.3e}",
+        a.rows,
+        args.kernel,
+        T::NAME
+    );
+    let bound = lu::backward_error_bound::<T>(a.rows);
+    if args.verify && !(error <= bound) {
+        return Err(Error::Verification(format!("backward error {error:.3e} above {bound:.1e}")));
     }
     Ok(())
 }
