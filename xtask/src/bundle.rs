@@ -9,7 +9,7 @@ use std::fs;
 
 use anyhow::{Context, Result};
 
-use crate::util::{Executable, build_executables, git_commit, repo_root, set_executable};
+use crate::util::{Executable, build_executables, git_commit, repo_root, run_command, set_executable};
 
 const PROFILE: [&str; 2] = ["--profile", "bundle"];
 
@@ -38,13 +38,22 @@ pub fn run() -> Result<()> {
         set_executable(&script)?;
     }
     fs::write(bundle.join("COMMIT"), format!("{}\n", git_commit()))?;
+    // The executables compress about 3x: the archive is what to carry where transfers are
+    // limited (unpack with `tar xzf bundle.tar.gz` in the repository root).
+    let archive = repo_root().join("bundle.tar.gz");
+    run_command(std::process::Command::new("tar").current_dir(repo_root()).args([
+        "czf",
+        "bundle.tar.gz",
+        "bundle",
+    ]))?;
     println!(
-        "bundle/: {} test, {} bench and {} other executables, {:.1} MiB; on a GPU machine run \
-         bundle/run-gpu-tests.sh or bundle/run-bench.sh from the repository root",
+        "bundle/: {} test, {} bench and {} other executables, {:.1} MiB ({:.1} MiB as bundle.tar.gz); on a GPU \
+         machine run bundle/run-gpu-tests.sh or bundle/run-bench.sh from the repository root",
         tests.len(),
         benches.len(),
         bins.len(),
-        total as f64 / (1u64 << 20) as f64
+        total as f64 / (1u64 << 20) as f64,
+        fs::metadata(&archive)?.len() as f64 / (1u64 << 20) as f64
     );
     Ok(())
 }
