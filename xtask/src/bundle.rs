@@ -63,6 +63,8 @@ const RUN_GPU_TESTS: &str = r#"#!/bin/sh
 # from the repository root (tests read tests/data), and prints a summary last.
 # Usage: bundle/run-gpu-tests.sh [filter]     (TEST_THREADS sets the threads per binary)
 cd "$(dirname "$0")/.." || exit 2
+# cuSPARSE, cuBLAS and cuSOLVER are loaded at run time: find a CUDA toolkit's copies too.
+[ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export RGLA_TEST_DATA="$PWD/tests/data"
 log="${OUT:-/tmp}/gpu-tests.log"
 : > "$log"
@@ -97,6 +99,8 @@ const RUN_BENCH: &str = r#"#!/bin/sh
 # ${OUT:-/tmp}/bench-report; criterion: ${OUT:-/tmp}/criterion. RGLA_BENCH_MATRICES, a folder
 # of Matrix Market files, passes through to the benches.
 cd "$(dirname "$0")/.." || exit 2
+# cuSPARSE, cuBLAS and cuSOLVER are loaded at run time: find a CUDA toolkit's copies too.
+[ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 quick=0; only=""
 while [ $# -gt 0 ]; do
     case "$1" in
