@@ -2,6 +2,8 @@
 //! speedup over the CPU) and, at n = 4096 and 8192, the fast kernels against cuBLAS. Every
 //! result is checked against the f64 CPU reference before it is recorded.
 
+mod common;
+
 use criterion::Criterion;
 use host::bench::{Record, cpu_median_ms, gpu_iters, gpu_median_ms, quick, record_copy_bandwidth, save};
 use host::dense::gemm::{self, GemmKernel, TILES};
@@ -10,13 +12,8 @@ use host::verify::compare;
 use host::{Gpu, Scalar};
 
 fn main() {
-    let mut criterion = Criterion::default()
-        .configure_from_args()
-        .warm_up_time(std::time::Duration::from_millis(50))
-        .measurement_time(std::time::Duration::from_millis(300))
-        .sample_size(10)
-        .without_plots();
-    let gpu = Gpu::new().map_err(|e| println!("GPU benchmarks skipped: {e}")).ok();
+    let mut criterion = common::gpu_criterion();
+    let gpu = host::bench::gpu_or_skip();
     if let Some(gpu) = &gpu {
         record_copy_bandwidth(gpu).unwrap();
     }

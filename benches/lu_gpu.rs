@@ -4,6 +4,8 @@
 //! to x (getrf + getrs for the LUs, the copy of A the in-place factorisations need included),
 //! checked by its backward error before it is recorded (operation "solve").
 
+mod common;
+
 use criterion::Criterion;
 use host::bench::{Record, gpu_iters, gpu_median_ms, quick, save};
 use host::dense::DenseMatrix;
@@ -15,13 +17,8 @@ use host::vendor::cusolver::CusolverLu;
 use host::{Gpu, Scalar};
 
 fn main() {
-    let mut criterion = Criterion::default()
-        .configure_from_args()
-        .warm_up_time(std::time::Duration::from_millis(50))
-        .measurement_time(std::time::Duration::from_millis(300))
-        .sample_size(10)
-        .without_plots();
-    let gpu = Gpu::new().map_err(|e| println!("GPU benchmarks skipped: {e}")).ok();
+    let mut criterion = common::gpu_criterion();
+    let gpu = host::bench::gpu_or_skip();
     if let Some(gpu) = &gpu {
         println!("device: {}", gpu.props());
     }

@@ -8,6 +8,8 @@
 //! project's set) and any in `RGLA_BENCH_MATRICES` follow them. `RGLA_BENCH_INPUTS=generated`
 //! or `=files` runs one group only.
 
+mod common;
+
 use criterion::Criterion;
 use host::bench::{Record, cpu_median_ms, gpu_iters, gpu_median_ms, quick, save};
 use host::gpu::CudaSlice;
@@ -67,19 +69,8 @@ fn files() -> Vec<(String, Generator)> {
 }
 
 fn main() {
-    let mut criterion = Criterion::default()
-        .configure_from_args()
-        .warm_up_time(std::time::Duration::from_millis(50))
-        .measurement_time(std::time::Duration::from_millis(250))
-        .sample_size(10)
-        .without_plots();
-    let gpu = match Gpu::new() {
-        Ok(gpu) => Some(gpu),
-        Err(e) => {
-            println!("GPU benchmarks skipped: {e}");
-            None
-        }
-    };
+    let mut criterion = common::gpu_criterion();
+    let gpu = host::bench::gpu_or_skip();
     if let Some(gpu) = &gpu {
         let gbps = host::bench::record_copy_bandwidth(gpu).unwrap();
         eprintln!("{}: device-to-device copy {gbps:.0} GB/s", gpu.props());

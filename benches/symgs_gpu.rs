@@ -9,6 +9,8 @@
 //! end and fails the run. Timing: CUDA events, median of repeated sweeps after warm-up, and
 //! criterion's `iter_custom` (not for the GPU101 baseline: most of a second a sweep).
 
+mod common;
+
 use criterion::Criterion;
 use host::Gpu;
 use host::bench::{Record, cpu_median_ms, gpu_iters, gpu_median_ms, quick, record_copy_bandwidth, save};
@@ -30,13 +32,8 @@ use host::verify::{Tolerance, compare};
 type Generator = Box<dyn Fn() -> host::Result<Csr<f64>>>;
 
 fn main() {
-    let mut criterion = Criterion::default()
-        .configure_from_args()
-        .warm_up_time(std::time::Duration::from_millis(50))
-        .measurement_time(std::time::Duration::from_millis(300))
-        .sample_size(10)
-        .without_plots();
-    let Ok(gpu) = Gpu::new().map_err(|e| println!("GPU benchmarks skipped: {e}")) else { return };
+    let mut criterion = common::gpu_criterion();
+    let Some(gpu) = host::bench::gpu_or_skip() else { return };
     let gbps = record_copy_bandwidth(&gpu).unwrap();
     eprintln!("{}: device-to-device copy {gbps:.0} GB/s", gpu.props());
     let (n27, n_spd, n_pcg) = if quick() { (48, 100_000, 32) } else { (128, 2_000_000, 64) };

@@ -124,6 +124,11 @@ pub fn gpu_iters(gpu: &Gpu, iters: u64, mut work: impl FnMut() -> Result<()>) ->
     Duration::from_secs_f64(ms / 1e3)
 }
 
+/// The GPU, or None after printing the skip line that the report and `run-bench.sh` look for.
+pub fn gpu_or_skip() -> Option<Gpu> {
+    Gpu::new().map_err(|e| println!("GPU benchmarks skipped: {e}")).ok()
+}
+
 /// Whether this is a short run (`RGLA_BENCH_QUICK=1`, set by `cargo xtask bench --quick`).
 pub fn quick() -> bool {
     std::env::var("RGLA_BENCH_QUICK").is_ok_and(|v| v == "1")
