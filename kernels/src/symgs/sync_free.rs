@@ -27,9 +27,14 @@ use crate::device::{Float, warp};
 
 use super::{relaxed, updated_earlier};
 
+/// Polls of a wait between two looks at `error` and the clock.
+const POLLS_PER_CHECK: u32 = 64;
+
 /// Polls `load()` until `finished` holds for what it returns (`backoff_ns` apart when not 0)
 /// and returns that. Gives up (None) when `error` is set, or sets it (to `row + 1`, the first
-/// one wins) after `timeout_ns` nanoseconds.
+/// one wins) after `timeout_ns` nanoseconds. `error` and the clock are read once every
+/// [`POLLS_PER_CHECK`] polls, not at each: a poll whose branch waited on a second load would
+/// take two round trips to memory, and every level of the sweep waits through one.
 ///
 /// # Safety
 /// `error` is a valid device pointer; `load` reads valid memory.
@@ -42,24 +47,24 @@ unsafe fn wait_until<V: Copy>(
     timeout_ns: u64,
     backoff_ns: u32,
 ) -> Option<V> {
-    let value = load();
-    if finished(value) {
-        return Some(value); // the common case: no clock read
-    }
-    let start = global_timer_ns();
+    let mut start = None;
     loop {
-        if backoff_ns != 0 {
-            nanosleep(backoff_ns);
-        }
-        let value = load();
-        if finished(value) {
-            return Some(value);
+        for _ in 0..POLLS_PER_CHECK {
+            let value = load();
+            if finished(value) {
+                return Some(value);
+            }
+            if backoff_ns != 0 {
+                nanosleep(backoff_ns);
+            }
         }
         // SAFETY (both): the caller's pointer.
         if unsafe { load_volatile(error) } != 0 {
             return None;
         }
-        if global_timer_ns().wrapping_sub(start) > timeout_ns {
+        let now = global_timer_ns();
+        let started = *start.get_or_insert(now);
+        if now.wrapping_sub(started) > timeout_ns {
             unsafe { atomic::compare_and_swap(error, 0, row + 1) };
             return None;
         }
@@ -143,27 +148,98 @@ unsafe fn next_block_ticket(ticket: *mut u32) -> u32 {
     t
 }
 
+/// What every wait of a sweep shares: where a timed-out wait reports (`row + 1` in `error`),
+/// how long a wait may last, and the pause between polls (0: spin).
+#[derive(Clone, Copy)]
+struct Waits {
+    error: *mut u32,
+    timeout_ns: u64,
+    backoff_ns: u32,
+}
+
+/// How a finished row tells the rows that wait on it.
+trait Handover<T> {
+    /// `new[col]` once row `col` is done (None: the wait gave up), for a lane of row `row`.
+    ///
+    /// # Safety
+    /// `new` holds the sweep's output, `col` < its length.
+    unsafe fn wait(&self, new: *const T, col: u32, row: u32) -> Option<T>;
+
+    /// Stores row `row`'s value and tells the waiting rows.
+    ///
+    /// # Safety
+    /// As `wait`, for `row`.
+    unsafe fn publish(&self, new: *mut T, row: u32, value: T);
+}
+
+/// Done flags: `done[row] == epoch` once row `row` is done (`epoch` is new for every launch,
+/// so the flags need no reset).
+#[derive(Clone, Copy)]
+struct DoneFlags {
+    done: *mut u32,
+    epoch: u32,
+    waits: Waits,
+}
+
+impl<T: Float> Handover<T> for DoneFlags {
+    #[inline(always)]
+    unsafe fn wait(&self, new: *const T, col: u32, row: u32) -> Option<T> {
+        let Waits { error, timeout_ns, backoff_ns } = self.waits;
+        let epoch = self.epoch;
+        // SAFETY (both): flags and vectors hold `rows` values; col < rows.
+        unsafe { wait_for(self.done.add(col as usize), |f| f == epoch, error, row, timeout_ns, backoff_ns) }?;
+        Some(unsafe { load_volatile(new.add(col as usize)) })
+    }
+
+    #[inline(always)]
+    unsafe fn publish(&self, new: *mut T, row: u32, value: T) {
+        // SAFETY: row < rows, the length of `new` and `done`.
+        unsafe {
+            *new.add(row as usize) = value;
+            store_release(self.done.add(row as usize), self.epoch); // publishes the value above
+        }
+    }
+}
+
+/// The value itself: `new` holds [`Unset::UNSET`] for every row at the launch.
+#[derive(Clone, Copy)]
+struct ValueSignal {
+    waits: Waits,
+}
+
+impl<T: Float + Unset> Handover<T> for ValueSignal {
+    #[inline(always)]
+    unsafe fn wait(&self, new: *const T, col: u32, row: u32) -> Option<T> {
+        let Waits { error, timeout_ns, backoff_ns } = self.waits;
+        let cell = unsafe { new.add(col as usize) };
+        // SAFETY: col < rows, the length of `new`.
+        unsafe {
+            wait_until(|| load_volatile(cell), |v: T| !v.is_unset(), error, row, timeout_ns, backoff_ns)
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn publish(&self, new: *mut T, row: u32, value: T) {
+        // SAFETY: row < rows, the length of `new`.
+        unsafe { store_volatile(new.add(row as usize), value) };
+    }
+}
+
 /// One sweep direction, out of place (see the module `symgs`), a warp per row. Rows come in
 /// the sequence `order` (a dependency order: the host passes the rows level by level), a
 /// block's worth at a time: ticket t gives the block's warps entries `t * warps ..` of
-/// `order`, so one atomic serves a whole block. The ticket starts at 0 for every launch; a row
-/// is done when `done[row] == epoch`, and `epoch` is new for every launch. Waits poll every
-/// `backoff_ns` (0: spin). Launch: any number of blocks of whole warps (a grid that fills the
-/// GPU); shared bytes: 4.
+/// `order`, so one atomic serves a whole block. The ticket starts at 0 for every launch.
 ///
 /// No deadlock: a row depends only on rows earlier in `order`, so on smaller tickets (taken
 /// by running blocks, or by this one in an earlier round, finished) or on an earlier entry of
 /// the same ticket (another warp of this block, running now, which never waits on this one).
-pub unsafe fn relax_sync_free<T: Float>(
+#[inline(always)]
+unsafe fn sweep<T: Float, H: Handover<T>>(
+    handover: H,
     order_len: u32,
     order: *const u32,
     forward: u32,
-    epoch: u32,
-    timeout_ns: u64,
-    backoff_ns: u32,
     ticket: *mut u32,
-    done: *mut u32,
-    error: *mut u32,
     row_ptr: *const u32,
     col_idx: *const u32,
     values: *const T,
@@ -198,11 +274,8 @@ pub unsafe fn relax_sync_free<T: Float>(
             let col = unsafe { load_nc(col_idx.add(j as usize)) };
             let a = unsafe { load_nc(values.add(j as usize)) };
             let x = if updated_earlier(forward, row, col) {
-                // A row given up on leaves its value unset: the host discards the sweep.
-                unsafe {
-                    wait_for(done.add(col as usize), |f| f == epoch, error, row, timeout_ns, backoff_ns)
-                };
-                unsafe { load_volatile(new.add(col as usize)) }
+                // A row given up on leaves the sum wrong: the host discards the sweep.
+                unsafe { handover.wait(new, col, row) }.unwrap_or(T::ZERO)
             } else {
                 unsafe { load_nc(old.add(col as usize)) }
             };
@@ -211,17 +284,41 @@ pub unsafe fn relax_sync_free<T: Float>(
         }
         let sum = warp::reduce_sum(sum);
         if lane == 0 {
-            unsafe {
-                *new.add(r) = relaxed(own_rhs, sum, own_diagonal, own_old);
-                store_release(done.add(r), epoch); // publishes the value above
-            }
+            unsafe { handover.publish(new, row, relaxed(own_rhs, sum, own_diagonal, own_old)) };
         }
     }
 }
 
-/// As [`relax_sync_free`], with the value itself as the signal: `new` holds [`Unset::UNSET`]
-/// for every row at the launch; a waiting lane polls `new[col]` until it is set, and the
-/// finishing warp stores the value with a volatile store. Launch: as `relax_sync_free`.
+/// [`sweep`] with done flags: the finishing warp stores the value, then `done[row] = epoch`
+/// (release); waiters poll the flag. Launch: any number of blocks of whole warps (a grid that
+/// fills the GPU); shared bytes: 4.
+pub unsafe fn relax_sync_free<T: Float>(
+    order_len: u32,
+    order: *const u32,
+    forward: u32,
+    epoch: u32,
+    timeout_ns: u64,
+    backoff_ns: u32,
+    ticket: *mut u32,
+    done: *mut u32,
+    error: *mut u32,
+    row_ptr: *const u32,
+    col_idx: *const u32,
+    values: *const T,
+    diagonal: *const T,
+    rhs: *const T,
+    old: *const T,
+    new: *mut T,
+) {
+    let handover = DoneFlags { done, epoch, waits: Waits { error, timeout_ns, backoff_ns } };
+    // SAFETY: the caller's arguments, as `sweep` documents them.
+    unsafe {
+        sweep(handover, order_len, order, forward, ticket, row_ptr, col_idx, values, diagonal, rhs, old, new)
+    }
+}
+
+/// [`sweep`] with the value itself as the signal: `new` holds [`Unset::UNSET`] for every row
+/// at the launch; waiters poll `new[col]` until it is set. Launch: as `relax_sync_free`.
 pub unsafe fn relax_sync_free_values<T: Float + Unset>(
     order_len: u32,
     order: *const u32,
@@ -238,53 +335,10 @@ pub unsafe fn relax_sync_free_values<T: Float + Unset>(
     old: *const T,
     new: *mut T,
 ) {
-    let forward = forward != 0;
-    let lane = lane_id();
-    let warps = block_dim_x() / WARP_SIZE;
-    loop {
-        let first = unsafe { next_block_ticket(ticket) }.saturating_mul(warps);
-        if first >= order_len {
-            return; // the whole block leaves together
-        }
-        let k = first + warp_id();
-        if k >= order_len {
-            continue; // past the end: this warp idles until the block sees the end
-        }
-        // SAFETY (every access): as in `relax_sync_free`.
-        let row = unsafe { load_nc(order.add(k as usize)) };
-        let r = row as usize;
-        let (start, end) = unsafe { (load_nc(row_ptr.add(r)), load_nc(row_ptr.add(r + 1))) };
-        let (own_rhs, own_diagonal, own_old) =
-            unsafe { (load_nc(rhs.add(r)), load_nc(diagonal.add(r)), load_nc(old.add(r))) };
-        let mut sum = T::ZERO;
-        let mut j = start + lane;
-        while j < end {
-            let col = unsafe { load_nc(col_idx.add(j as usize)) };
-            let a = unsafe { load_nc(values.add(j as usize)) };
-            let x = if updated_earlier(forward, row, col) {
-                let cell = unsafe { new.add(col as usize) };
-                let polled = unsafe {
-                    wait_until(
-                        || load_volatile(cell),
-                        |v: T| !v.is_unset(),
-                        error,
-                        row,
-                        timeout_ns,
-                        backoff_ns,
-                    )
-                };
-                // A row given up on leaves the sum wrong: the host discards the sweep.
-                polled.unwrap_or(T::ZERO)
-            } else {
-                unsafe { load_nc(old.add(col as usize)) }
-            };
-            sum = a.mul_add(x, sum);
-            j += WARP_SIZE;
-        }
-        let sum = warp::reduce_sum(sum);
-        if lane == 0 {
-            unsafe { store_volatile(new.add(r), relaxed(own_rhs, sum, own_diagonal, own_old)) };
-        }
+    let handover = ValueSignal { waits: Waits { error, timeout_ns, backoff_ns } };
+    // SAFETY: the caller's arguments, as `sweep` documents them.
+    unsafe {
+        sweep(handover, order_len, order, forward, ticket, row_ptr, col_idx, values, diagonal, rhs, old, new)
     }
 }
 
