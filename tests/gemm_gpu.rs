@@ -60,4 +60,8 @@ fn gemm_errors_name_the_problem() {
     // The tensor-core kernels exist for this GPU in f64 (dmma16 on sm_90 only).
     assert!(GemmKernel::Dmma.supports::<f64>(&gpu));
     assert_eq!(GemmKernel::Dmma16.supports::<f64>(&gpu), gpu.ptx_arch() >= 90);
+    let a = gpu.zeros::<f64>(6).unwrap();
+    let mut c = gpu.zeros::<f64>(4).unwrap();
+    let err = gemm::gemm(&gpu, GemmKernel::WarpTiled, 2, 2, 3, &a, &a, &mut c).unwrap_err().to_string();
+    assert!(err.contains("f32 only"), "{err}");
 }

@@ -51,18 +51,14 @@ pub unsafe fn blocked<T: Float>(m: u32, n: u32, k: u32, a: *const T, b: *const T
         }
         let a_tile = buffers.after::<T>(current * STAGE);
         let b_tile = a_tile.after::<T>(BK * BM);
+        // Each k-step's fragments are read while the previous step's FMAs run: the loads'
+        // latency hides behind 64 independent FMAs instead of stalling every step.
+        let mut frags = unsafe { fragments(a_tile, b_tile, 0, tx, ty) };
         for kk in 0..BK {
-            // SAFETY: indices below BK * BM and BK * BN, 16-byte aligned (multiples of 4).
-            let (a_lo, a_hi, b_lo, b_hi) = unsafe {
-                (
-                    load_quad(a_tile.ptr(kk * BM + 4 * ty)),
-                    load_quad(a_tile.ptr(kk * BM + HALF + 4 * ty)),
-                    load_quad(b_tile.ptr(kk * BN + 4 * tx)),
-                    load_quad(b_tile.ptr(kk * BN + HALF + 4 * tx)),
-                )
-            };
-            let a_frag = [a_lo[0], a_lo[1], a_lo[2], a_lo[3], a_hi[0], a_hi[1], a_hi[2], a_hi[3]];
-            let b_frag = [b_lo[0], b_lo[1], b_lo[2], b_lo[3], b_hi[0], b_hi[1], b_hi[2], b_hi[3]];
+            let (a_frag, b_frag) = frags;
+            if kk + 1 < BK {
+                frags = unsafe { fragments(a_tile, b_tile, kk + 1, tx, ty) };
+            }
             for i in 0..8 {
                 for j in 0..8 {
                     acc[i][j] = a_frag[i].mul_add(b_frag[j], acc[i][j]);
@@ -99,10 +95,38 @@ pub unsafe fn blocked<T: Float>(m: u32, n: u32, k: u32, a: *const T, b: *const T
     store(7, acc[7]);
 }
 
+/// This thread's 8 values of A (rows `4 ty + {0..3}`, `64 + 4 ty + {0..3}`) and of B (columns
+/// likewise with `tx`) at step `kk` of the current k-tile.
+///
+/// # Safety
+/// `kk` < BK; the tiles are a current buffer's.
+#[inline(always)]
+unsafe fn fragments<T: Float>(
+    a_tile: SharedArray<T>,
+    b_tile: SharedArray<T>,
+    kk: u32,
+    tx: u32,
+    ty: u32,
+) -> ([T; 8], [T; 8]) {
+    // SAFETY: indices below BK * BM and BK * BN, 16-byte aligned (multiples of 4).
+    let (a_lo, a_hi, b_lo, b_hi) = unsafe {
+        (
+            load_quad(a_tile.ptr(kk * BM + 4 * ty)),
+            load_quad(a_tile.ptr(kk * BM + HALF + 4 * ty)),
+            load_quad(b_tile.ptr(kk * BN + 4 * tx)),
+            load_quad(b_tile.ptr(kk * BN + HALF + 4 * tx)),
+        )
+    };
+    (
+        [a_lo[0], a_lo[1], a_lo[2], a_lo[3], a_hi[0], a_hi[1], a_hi[2], a_hi[3]],
+        [b_lo[0], b_lo[1], b_lo[2], b_lo[3], b_hi[0], b_hi[1], b_hi[2], b_hi[3]],
+    )
+}
+
 /// Stores four values at columns `col..col + 4` of the row starting at `row`: one vector store
 /// when they all fit and rows are aligned, else each column checked against `n`.
 #[inline(always)]
-unsafe fn store_checked<T: Float>(row: *mut T, col: u32, n: u32, aligned: bool, values: [T; 4]) {
+pub(super) unsafe fn store_checked<T: Float>(row: *mut T, col: u32, n: u32, aligned: bool, values: [T; 4]) {
     // SAFETY: the caller passes a row of n elements; columns are checked.
     unsafe {
         let out = row.add(col as usize);
@@ -128,7 +152,7 @@ unsafe fn store_checked<T: Float>(row: *mut T, col: u32, n: u32, aligned: bool, 
 
 /// Four values from `p`, of which the first `valid` exist (the rest are zero).
 #[inline(always)]
-unsafe fn load_checked<T: Float>(p: *const T, valid: u32) -> [T; 4] {
+pub(super) unsafe fn load_checked<T: Float>(p: *const T, valid: u32) -> [T; 4] {
     // SAFETY: only the first `valid` values are read.
     unsafe {
         [

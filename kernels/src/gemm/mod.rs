@@ -1,6 +1,7 @@
 //! Dense C = A B for row-major matrices of any shape (A m x k, B k x n, C m x n), as a
-//! progression: the Naples report's shared-memory tiles, a register-blocked SIMT kernel, and
-//! tensor cores for f64 (m8n8k4 on sm_80; Hopper's m16n8k4 in the sm_90 module).
+//! progression: the Naples report's shared-memory tiles, a register-blocked SIMT kernel, a
+//! warp-tiled SIMT SGEMM with twice the work per thread, and tensor cores for f64 (m8n8k4 on
+//! sm_80; Hopper's m16n8k4 in the sm_90 module).
 
 pub mod blocked;
 pub mod dmma;
@@ -8,3 +9,4 @@ pub mod dmma;
 pub mod dmma16;
 pub mod tiled;
 pub mod update;
+pub mod warp_tiled;
