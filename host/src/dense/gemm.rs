@@ -94,7 +94,71 @@ pub enum GemmKernel {
     Dmma,
     /// f64 tensor cores with Hopper's m16n8k4 shape (sm_90 module only).
     Dmma16,
+    /// Hopper's m16n8k8 on 128 x 128 tiles fed by a cp.async pipeline (sm_90 module only);
+    /// the index picks one of [`PIPELINED`]'s configurations.
+    DmmaPipelined(usize),
 }
+
+/// A configuration of the pipelined tensor-core kernel (`kernels/src/gemm/dmma_pipelined.rs`).
+#[derive(Clone, Copy, Debug)]
+pub struct PipelinedConfig {
+    pub name: &'static str,
+    pub entry: &'static str,
+    /// Block tile rows, columns and k-depth.
+    pub bm: usize,
+    pub bn: usize,
+    pub bk: usize,
+    pub threads: u32,
+    pub stages: usize,
+}
+
+impl PipelinedConfig {
+    /// Dynamic shared bytes: `stages` copies of the A (bm x bk) and B (bk x bn) tiles with
+    /// rows padded by 4 doubles.
+    pub fn shared_bytes(&self) -> usize {
+        self.stages * (self.bm * (self.bk + 4) + self.bk * (self.bn + 4)) * 8
+    }
+}
+
+/// The pipelined kernel's configurations.
+pub const PIPELINED: [PipelinedConfig; 4] = [
+    PipelinedConfig {
+        name: "dmma-pipelined-a",
+        entry: "gemm_dmma_pipelined_a_f64",
+        bm: 128,
+        bn: 128,
+        bk: 16,
+        threads: 256,
+        stages: 4,
+    },
+    PipelinedConfig {
+        name: "dmma-pipelined-b",
+        entry: "gemm_dmma_pipelined_b_f64",
+        bm: 128,
+        bn: 128,
+        bk: 32,
+        threads: 256,
+        stages: 3,
+    },
+    PipelinedConfig {
+        name: "dmma-pipelined-c",
+        entry: "gemm_dmma_pipelined_c_f64",
+        bm: 128,
+        bn: 64,
+        bk: 16,
+        threads: 128,
+        stages: 3,
+    },
+    PipelinedConfig {
+        name: "dmma-pipelined-d",
+        entry: "gemm_dmma_pipelined_d_f64",
+        bm: 64,
+        bn: 64,
+        bk: 16,
+        threads: 128,
+        stages: 3,
+    },
+];
 
 impl GemmKernel {
     pub fn name(self) -> String {
@@ -103,6 +167,7 @@ impl GemmKernel {
             GemmKernel::Blocked => "blocked".into(),
             GemmKernel::Dmma => "dmma".into(),
             GemmKernel::Dmma16 => "dmma16".into(),
+            GemmKernel::DmmaPipelined(i) => PIPELINED[i].name.into(),
         }
     }
 
@@ -112,6 +177,9 @@ impl GemmKernel {
             "blocked" => Some(GemmKernel::Blocked),
             "dmma" => Some(GemmKernel::Dmma),
             "dmma16" => Some(GemmKernel::Dmma16),
+            other if other.starts_with("dmma-pipelined") => {
+                PIPELINED.iter().position(|c| c.name == other).map(GemmKernel::DmmaPipelined)
+            }
             other => {
                 other.strip_prefix("tiled")?.parse().ok().filter(|t| TILES.contains(t)).map(GemmKernel::Tiled)
             }
@@ -123,7 +191,7 @@ impl GemmKernel {
     pub fn supports<T: Scalar>(self, gpu: &Gpu) -> bool {
         match self {
             GemmKernel::Dmma => T::NAME == "f64",
-            GemmKernel::Dmma16 => T::NAME == "f64" && gpu.ptx_arch() >= 90,
+            GemmKernel::Dmma16 | GemmKernel::DmmaPipelined(_) => T::NAME == "f64" && gpu.ptx_arch() >= 90,
             _ => true,
         }
     }
@@ -132,6 +200,7 @@ impl GemmKernel {
     pub fn all() -> Vec<GemmKernel> {
         let mut all: Vec<GemmKernel> = TILES.into_iter().map(GemmKernel::Tiled).collect();
         all.extend([GemmKernel::Blocked, GemmKernel::Dmma, GemmKernel::Dmma16]);
+        all.extend((0..PIPELINED.len()).map(GemmKernel::DmmaPipelined));
         all
     }
 }
@@ -184,18 +253,26 @@ pub fn gemm<T: Scalar>(
                 shared_bytes: (2 * 2048 * elem) as u32,
             },
         ),
-        GemmKernel::Dmma | GemmKernel::Dmma16 => {
+        GemmKernel::Dmma | GemmKernel::Dmma16 | GemmKernel::DmmaPipelined(_) => {
             if !kernel.supports::<T>(gpu) {
-                let sm90 = if kernel == GemmKernel::Dmma16 { ", on sm_90 GPUs" } else { "" };
+                let sm90 = if kernel == GemmKernel::Dmma { "" } else { ", on sm_90 GPUs" };
                 return Err(Error::InvalidInput(format!(
                     "the {} tensor-core kernel is f64 only{sm90}",
                     kernel.name()
                 )));
             }
-            let name = if kernel == GemmKernel::Dmma { "gemm_dmma_f64" } else { "gemm_dmma16_f64" };
-            let (gx, gy) = grid(64)?;
-            let shared = (64 * 20 + 16 * 68) * 8;
-            (name, Launch { grid: (gx, gy, 1), block: (128, 1, 1), shared_bytes: shared })
+            if let GemmKernel::DmmaPipelined(i) = kernel {
+                // One block per tile, in a 1D grid (the kernel orders the tiles itself).
+                let config = PIPELINED[i];
+                let blocks = m.div_ceil(config.bm) * n.div_ceil(config.bn);
+                let launch = Launch::linear(blocks * config.threads as usize, config.threads);
+                (config.entry, launch.shared(config.shared_bytes()))
+            } else {
+                let name = if kernel == GemmKernel::Dmma { "gemm_dmma_f64" } else { "gemm_dmma16_f64" };
+                let (gx, gy) = grid(64)?;
+                let shared = (64 * 20 + 16 * 68) * 8;
+                (name, Launch { grid: (gx, gy, 1), block: (128, 1, 1), shared_bytes: shared })
+            }
         }
     };
     let k_ = gpu.kernel(name)?;
@@ -240,5 +317,8 @@ mod tests {
         assert_eq!(GemmKernel::from_name("tiled32", None), Some(GemmKernel::Tiled(32)));
         assert_eq!(GemmKernel::from_name("tiled3", None), None);
         assert_eq!(GemmKernel::from_name("dmma", None), Some(GemmKernel::Dmma));
+        for kernel in GemmKernel::all() {
+            assert_eq!(GemmKernel::from_name(&kernel.name(), None), Some(kernel));
+        }
     }
 }

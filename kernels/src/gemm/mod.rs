@@ -1,10 +1,13 @@
 //! Dense C = A B for row-major matrices of any shape (A m x k, B k x n, C m x n), as a
 //! progression: the Naples report's shared-memory tiles, a register-blocked SIMT kernel, and
-//! tensor cores for f64 (m8n8k4 on sm_80; Hopper's m16n8k4 in the sm_90 module).
+//! tensor cores for f64 (m8n8k4 on sm_80; Hopper's m16n8k4 in the sm_90 module, and m16n8k8
+//! fed by a cp.async pipeline on 128 x 128 tiles).
 
 pub mod blocked;
 pub mod dmma;
 #[cfg(target_feature = "sm_90")]
 pub mod dmma16;
+#[cfg(target_feature = "sm_90")]
+pub mod dmma_pipelined;
 pub mod tiled;
 pub mod update;
