@@ -121,28 +121,10 @@ impl PipelinedConfig {
 }
 
 /// The pipelined kernel's configurations.
-pub const PIPELINED: [PipelinedConfig; 4] = [
+pub const PIPELINED: [PipelinedConfig; 3] = [
     PipelinedConfig {
-        name: "dmma-pipelined-a",
-        entry: "gemm_dmma_pipelined_a_f64",
-        bm: 128,
-        bn: 128,
-        bk: 16,
-        threads: 256,
-        stages: 4,
-    },
-    PipelinedConfig {
-        name: "dmma-pipelined-b",
-        entry: "gemm_dmma_pipelined_b_f64",
-        bm: 128,
-        bn: 128,
-        bk: 32,
-        threads: 256,
-        stages: 3,
-    },
-    PipelinedConfig {
-        name: "dmma-pipelined-c",
-        entry: "gemm_dmma_pipelined_c_f64",
+        name: "dmma-pipelined",
+        entry: "gemm_dmma_pipelined_f64",
         bm: 128,
         bn: 64,
         bk: 16,
@@ -150,13 +132,22 @@ pub const PIPELINED: [PipelinedConfig; 4] = [
         stages: 3,
     },
     PipelinedConfig {
-        name: "dmma-pipelined-d",
-        entry: "gemm_dmma_pipelined_d_f64",
+        name: "dmma-pipelined-e",
+        entry: "gemm_dmma_pipelined_e_f64",
+        bm: 128,
+        bn: 64,
+        bk: 32,
+        threads: 128,
+        stages: 2,
+    },
+    PipelinedConfig {
+        name: "dmma-pipelined-f",
+        entry: "gemm_dmma_pipelined_f_f64",
         bm: 64,
         bn: 64,
         bk: 16,
         threads: 128,
-        stages: 3,
+        stages: 4,
     },
 ];
 

@@ -90,7 +90,10 @@ impl Launch {
             // several such blocks can be resident at once; a hint the driver may override.
             kernel
                 .function
-                .set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100)
+                .set_attribute(
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                    100,
+                )
                 .map_err(|e| fail(format!("setting the shared-memory carveout: {e}")))?;
         }
         Ok(LaunchConfig { grid_dim: self.grid, block_dim: self.block, shared_mem_bytes: self.shared_bytes })

@@ -358,40 +358,10 @@ impl Part {
     }
 }
 
-/// Configuration a: 128 x 128 x 16, 8 warps (2 x 4) of 64 x 32, 4 stages. Launch: 256
-/// threads, 149 504 shared bytes.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn gemm_dmma_pipelined_a_f64(
-    m: u32,
-    n: u32,
-    k: u32,
-    a: *const f64,
-    b: *const f64,
-    c: *mut f64,
-) {
-    // SAFETY: the host launches this entry point with the arguments it declares.
-    unsafe { pipelined::<2, 4, 4, 4, 16, 4>(m, n, k, a, b, c) }
-}
-
-/// Configuration b: 128 x 128 x 32, 8 warps (2 x 4) of 64 x 32, 3 stages. Launch: 256
-/// threads, 211 968 shared bytes.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn gemm_dmma_pipelined_b_f64(
-    m: u32,
-    n: u32,
-    k: u32,
-    a: *const f64,
-    b: *const f64,
-    c: *mut f64,
-) {
-    // SAFETY: the host launches this entry point with the arguments it declares.
-    unsafe { pipelined::<2, 4, 4, 4, 32, 3>(m, n, k, a, b, c) }
-}
-
 /// Configuration c: 128 x 64 x 16, 4 warps (2 x 2) of 64 x 32, 3 stages (two blocks per SM).
 /// Launch: 128 threads, 87 552 shared bytes.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn gemm_dmma_pipelined_c_f64(
+pub unsafe extern "ptx-kernel" fn gemm_dmma_pipelined_f64(
     m: u32,
     n: u32,
     k: u32,
@@ -403,10 +373,10 @@ pub unsafe extern "ptx-kernel" fn gemm_dmma_pipelined_c_f64(
     unsafe { pipelined::<2, 2, 4, 4, 16, 3>(m, n, k, a, b, c) }
 }
 
-/// Configuration d: 64 x 64 x 16, 4 warps (2 x 2) of 32 x 32, 3 stages (four blocks per SM).
-/// Launch: 128 threads, 56 832 shared bytes.
+/// Configuration e: 128 x 64 x 32, 4 warps (2 x 2) of 64 x 32, 2 stages (two blocks per SM).
+/// Launch: 128 threads, 108 544 shared bytes.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn gemm_dmma_pipelined_d_f64(
+pub unsafe extern "ptx-kernel" fn gemm_dmma_pipelined_e_f64(
     m: u32,
     n: u32,
     k: u32,
@@ -415,5 +385,20 @@ pub unsafe extern "ptx-kernel" fn gemm_dmma_pipelined_d_f64(
     c: *mut f64,
 ) {
     // SAFETY: the host launches this entry point with the arguments it declares.
-    unsafe { pipelined::<2, 2, 2, 4, 16, 3>(m, n, k, a, b, c) }
+    unsafe { pipelined::<2, 2, 4, 4, 32, 2>(m, n, k, a, b, c) }
+}
+
+/// Configuration f: 64 x 64 x 16, 4 warps (2 x 2) of 32 x 32, 4 stages (three blocks per SM).
+/// Launch: 128 threads, 75 776 shared bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn gemm_dmma_pipelined_f_f64(
+    m: u32,
+    n: u32,
+    k: u32,
+    a: *const f64,
+    b: *const f64,
+    c: *mut f64,
+) {
+    // SAFETY: the host launches this entry point with the arguments it declares.
+    unsafe { pipelined::<2, 2, 2, 4, 16, 4>(m, n, k, a, b, c) }
 }
