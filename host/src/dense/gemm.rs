@@ -94,62 +94,14 @@ pub enum GemmKernel {
     Dmma,
     /// f64 tensor cores with Hopper's m16n8k4 shape (sm_90 module only).
     Dmma16,
-    /// Hopper's m16n8k8 on 128 x 128 tiles fed by a cp.async pipeline (sm_90 module only);
-    /// the index picks one of [`PIPELINED`]'s configurations.
-    DmmaPipelined(usize),
+    /// Hopper's m16n8k8 on 128 x 64 tiles fed by a 3-stage cp.async pipeline (sm_90 module
+    /// only).
+    DmmaPipelined,
 }
 
-/// A configuration of the pipelined tensor-core kernel (`kernels/src/gemm/dmma_pipelined.rs`).
-#[derive(Clone, Copy, Debug)]
-pub struct PipelinedConfig {
-    pub name: &'static str,
-    pub entry: &'static str,
-    /// Block tile rows, columns and k-depth.
-    pub bm: usize,
-    pub bn: usize,
-    pub bk: usize,
-    pub threads: u32,
-    pub stages: usize,
-}
-
-impl PipelinedConfig {
-    /// Dynamic shared bytes: `stages` copies of the A (bm x bk) and B (bk x bn) tiles with
-    /// rows padded by 4 doubles.
-    pub fn shared_bytes(&self) -> usize {
-        self.stages * (self.bm * (self.bk + 4) + self.bk * (self.bn + 4)) * 8
-    }
-}
-
-/// The pipelined kernel's configurations.
-pub const PIPELINED: [PipelinedConfig; 3] = [
-    PipelinedConfig {
-        name: "dmma-pipelined",
-        entry: "gemm_dmma_pipelined_f64",
-        bm: 128,
-        bn: 64,
-        bk: 16,
-        threads: 128,
-        stages: 3,
-    },
-    PipelinedConfig {
-        name: "dmma-pipelined-e",
-        entry: "gemm_dmma_pipelined_e_f64",
-        bm: 128,
-        bn: 64,
-        bk: 32,
-        threads: 128,
-        stages: 2,
-    },
-    PipelinedConfig {
-        name: "dmma-pipelined-f",
-        entry: "gemm_dmma_pipelined_f_f64",
-        bm: 64,
-        bn: 64,
-        bk: 16,
-        threads: 128,
-        stages: 4,
-    },
-];
+/// Dynamic shared bytes of `gemm_dmma_pipelined_f64`: 3 stages of the A (128 x 16) and B
+/// (16 x 64) tiles with rows padded by 4 doubles.
+const PIPELINED_SHARED_BYTES: usize = 3 * (128 * 20 + 16 * 68) * 8;
 
 impl GemmKernel {
     pub fn name(self) -> String {
@@ -158,7 +110,7 @@ impl GemmKernel {
             GemmKernel::Blocked => "blocked".into(),
             GemmKernel::Dmma => "dmma".into(),
             GemmKernel::Dmma16 => "dmma16".into(),
-            GemmKernel::DmmaPipelined(i) => PIPELINED[i].name.into(),
+            GemmKernel::DmmaPipelined => "dmma-pipelined".into(),
         }
     }
 
@@ -168,21 +120,19 @@ impl GemmKernel {
             "blocked" => Some(GemmKernel::Blocked),
             "dmma" => Some(GemmKernel::Dmma),
             "dmma16" => Some(GemmKernel::Dmma16),
-            other if other.starts_with("dmma-pipelined") => {
-                PIPELINED.iter().position(|c| c.name == other).map(GemmKernel::DmmaPipelined)
-            }
+            "dmma-pipelined" => Some(GemmKernel::DmmaPipelined),
             other => {
                 other.strip_prefix("tiled")?.parse().ok().filter(|t| TILES.contains(t)).map(GemmKernel::Tiled)
             }
         }
     }
 
-    /// Whether the kernel exists for `T` on this GPU (tensor cores: f64 only; m16n8k4 needs
-    /// the sm_90 module).
+    /// Whether the kernel exists for `T` on this GPU (tensor cores: f64 only; m16n8k4 and
+    /// m16n8k8 need the sm_90 module).
     pub fn supports<T: Scalar>(self, gpu: &Gpu) -> bool {
         match self {
             GemmKernel::Dmma => T::NAME == "f64",
-            GemmKernel::Dmma16 | GemmKernel::DmmaPipelined(_) => T::NAME == "f64" && gpu.ptx_arch() >= 90,
+            GemmKernel::Dmma16 | GemmKernel::DmmaPipelined => T::NAME == "f64" && gpu.ptx_arch() >= 90,
             _ => true,
         }
     }
@@ -190,8 +140,7 @@ impl GemmKernel {
     /// Every kernel, tile sizes included.
     pub fn all() -> Vec<GemmKernel> {
         let mut all: Vec<GemmKernel> = TILES.into_iter().map(GemmKernel::Tiled).collect();
-        all.extend([GemmKernel::Blocked, GemmKernel::Dmma, GemmKernel::Dmma16]);
-        all.extend((0..PIPELINED.len()).map(GemmKernel::DmmaPipelined));
+        all.extend([GemmKernel::Blocked, GemmKernel::Dmma, GemmKernel::Dmma16, GemmKernel::DmmaPipelined]);
         all
     }
 }
@@ -244,7 +193,7 @@ pub fn gemm<T: Scalar>(
                 shared_bytes: (2 * 2048 * elem) as u32,
             },
         ),
-        GemmKernel::Dmma | GemmKernel::Dmma16 | GemmKernel::DmmaPipelined(_) => {
+        GemmKernel::Dmma | GemmKernel::Dmma16 | GemmKernel::DmmaPipelined => {
             if !kernel.supports::<T>(gpu) {
                 let sm90 = if kernel == GemmKernel::Dmma { "" } else { ", on sm_90 GPUs" };
                 return Err(Error::InvalidInput(format!(
@@ -252,12 +201,10 @@ pub fn gemm<T: Scalar>(
                     kernel.name()
                 )));
             }
-            if let GemmKernel::DmmaPipelined(i) = kernel {
-                // One block per tile, in a 1D grid (the kernel orders the tiles itself).
-                let config = PIPELINED[i];
-                let blocks = m.div_ceil(config.bm) * n.div_ceil(config.bn);
-                let launch = Launch::linear(blocks * config.threads as usize, config.threads);
-                (config.entry, launch.shared(config.shared_bytes()))
+            if kernel == GemmKernel::DmmaPipelined {
+                // One block per 128 x 64 tile, in a 1D grid (the kernel orders the tiles itself).
+                let blocks = m.div_ceil(128) * n.div_ceil(64);
+                ("gemm_dmma_pipelined_f64", Launch::linear(blocks * 128, 128).shared(PIPELINED_SHARED_BYTES))
             } else {
                 let name = if kernel == GemmKernel::Dmma { "gemm_dmma_f64" } else { "gemm_dmma16_f64" };
                 let (gx, gy) = grid(64)?;

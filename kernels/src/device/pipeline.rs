@@ -16,7 +16,7 @@ fn shared_address<T: Copy>(array: SharedArray<T>, index: u32) -> u32 {
     unsafe {
         asm!(
             "{{ .reg .u64 s; cvta.to.shared.u64 s, {p}; cvt.u32.u64 {a}, s; }}",
-            p = in(reg64) array.ptr(index),
+            p = in(reg64) array.ptr(index).addr(),
             a = out(reg32) address,
             options(pure, nomem, nostack),
         )

@@ -1,11 +1,11 @@
-//! f64 GEMM at Hopper's tensor-core rate (sm_90 only): `mma.sync` m16n8k8 on large block
-//! tiles, fed by a multi-stage `cp.async` pipeline from global to shared memory.
+//! f64 GEMM at Hopper's tensor-core rate (sm_90 only): `mma.sync` m16n8k8 on 128 x 64 block
+//! tiles, fed by a 3-stage `cp.async` pipeline from global to shared memory.
 //!
-//! Against [`super::dmma16`]: the block tile is 4x larger (128 x 128), which halves the L2
-//! traffic per flop; each warp owns a 64 x 32 tile (4 x 4 mma tiles, 64 accumulators per
-//! lane); the copies of the next `STAGES - 1` k-tiles are in flight while the warps compute on
-//! the current one, without holding them in registers; and each mma does k = 8, half as many
-//! tensor-core instructions as m16n8k4.
+//! Against [`super::dmma16`]: the block tile is twice as large, which cuts the L2 traffic per
+//! flop by a third; each warp owns a 64 x 32 tile (4 x 4 mma tiles, 64 accumulators per lane);
+//! the copies of the next two k-tiles are in flight while the warps compute on the current
+//! one, without holding them in registers (so two blocks of 227 registers a thread fit an SM);
+//! and each mma does k = 8, half as many tensor-core instructions as m16n8k4.
 //!
 //! Shared rows are padded by 4 doubles (A: BK + 4, B: BN + 4, both = 4 mod 16): the 16 lanes of
 //! each half-warp's 8-byte fragment reads (A: 4 rows x 4 k, B: 4 k x 4 columns) fall in
@@ -13,6 +13,10 @@
 //!
 //! Blocks run in a grouped order (down [`GROUP_ROWS`] tile rows, then right), so the blocks
 //! resident together share A's row panels and B's column panels in L2.
+//!
+//! The tile shape is a set of const parameters of [`pipelined`]; of the shapes measured on an
+//! H100 (128 x 128 x 16 and 4 stages, 128 x 128 x 32 and 3, 128 x 64 x 32 and 2, 64 x 64 x 16
+//! and 3 or 4) this one was the fastest at n = 4096 and 8192.
 
 use crate::device::memory::{load_pair, store_pair};
 use crate::device::mma::dmma_m16n8k8;
@@ -95,7 +99,10 @@ unsafe fn pipelined<
         assert!(BK.is_multiple_of(8) && STAGES >= 2, "k-tiles of whole mma steps, 2 stages or more");
         assert!(shape.bm * shape.c_stride() <= STAGES * shape.stage_len(), "the C tile fits in the stages");
         let pairs = (shape.bm * BK / 2, BK * shape.bn / 2);
-        assert!(pairs.0 % shape.threads == 0 && pairs.1 % shape.threads == 0, "whole copies per thread");
+        assert!(
+            pairs.0.is_multiple_of(shape.threads) && pairs.1.is_multiple_of(shape.threads),
+            "whole copies per thread"
+        );
         shape
     };
     let (tile_row, tile_col) = tile_of_block(m.div_ceil(shape.bm), n.div_ceil(shape.bn));
@@ -164,10 +171,9 @@ unsafe fn pipelined<
     let c_stride = shape.c_stride();
     // Lane (g, t) holds C[16i + g][8j + 2t + {0, 1}] and the same 8 rows down.
     let fragment = (warp_row + g) * c_stride + warp_col + 2 * t;
-    for i in 0..MT {
-        for j in 0..NT {
+    for (i, row_tiles) in acc.iter().enumerate() {
+        for (j, &[d0, d1, d2, d3]) in row_tiles.iter().enumerate() {
             let at = fragment + 16 * i as u32 * c_stride + 8 * j as u32;
-            let [d0, d1, d2, d3] = acc[i][j];
             // SAFETY: rows < BM, columns < BN of the C tile, which fits in the stages (checked
             // at compile time); even indices, so 16-byte aligned.
             unsafe {
@@ -358,8 +364,10 @@ impl Part {
     }
 }
 
-/// Configuration c: 128 x 64 x 16, 4 warps (2 x 2) of 64 x 32, 3 stages (two blocks per SM).
-/// Launch: 128 threads, 87 552 shared bytes.
+/// C = A B for row-major f64 matrices of any shape (A m x k, B k x n, C m x n): block tiles
+/// of 128 x 64, 4 warps (2 x 2) of 64 x 32, k-tiles of 16, 3 stages.
+/// Launch: grid (ceil(m / 128) * ceil(n / 64), 1, 1), 128 threads; 87 552 bytes of dynamic
+/// shared memory (3 (128 * 20 + 16 * 68) doubles), which needs the raised shared-memory limit.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn gemm_dmma_pipelined_f64(
     m: u32,
@@ -371,34 +379,4 @@ pub unsafe extern "ptx-kernel" fn gemm_dmma_pipelined_f64(
 ) {
     // SAFETY: the host launches this entry point with the arguments it declares.
     unsafe { pipelined::<2, 2, 4, 4, 16, 3>(m, n, k, a, b, c) }
-}
-
-/// Configuration e: 128 x 64 x 32, 4 warps (2 x 2) of 64 x 32, 2 stages (two blocks per SM).
-/// Launch: 128 threads, 108 544 shared bytes.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn gemm_dmma_pipelined_e_f64(
-    m: u32,
-    n: u32,
-    k: u32,
-    a: *const f64,
-    b: *const f64,
-    c: *mut f64,
-) {
-    // SAFETY: the host launches this entry point with the arguments it declares.
-    unsafe { pipelined::<2, 2, 4, 4, 32, 2>(m, n, k, a, b, c) }
-}
-
-/// Configuration f: 64 x 64 x 16, 4 warps (2 x 2) of 32 x 32, 4 stages (three blocks per SM).
-/// Launch: 128 threads, 75 776 shared bytes.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn gemm_dmma_pipelined_f_f64(
-    m: u32,
-    n: u32,
-    k: u32,
-    a: *const f64,
-    b: *const f64,
-    c: *mut f64,
-) {
-    // SAFETY: the host launches this entry point with the arguments it declares.
-    unsafe { pipelined::<2, 2, 2, 4, 16, 4>(m, n, k, a, b, c) }
 }
