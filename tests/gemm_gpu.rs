@@ -57,9 +57,11 @@ fn gemm_errors_name_the_problem() {
     let mut c = gpu.zeros::<f32>(4).unwrap();
     let err = gemm::gemm(&gpu, GemmKernel::Dmma, 2, 2, 3, &a, &a, &mut c).unwrap_err().to_string();
     assert!(err.contains("f64 only"), "{err}");
-    // The tensor-core kernels exist for this GPU in f64 (dmma16 on sm_90 only).
+    // The tensor-core kernels exist for this GPU in f64 (dmma16 and dmma-pipelined on sm_90 only).
     assert!(GemmKernel::Dmma.supports::<f64>(&gpu));
     assert_eq!(GemmKernel::Dmma16.supports::<f64>(&gpu), gpu.ptx_arch() >= 90);
+    assert_eq!(GemmKernel::DmmaPipelined.supports::<f64>(&gpu), gpu.ptx_arch() >= 90);
+    assert!(!GemmKernel::DmmaPipelined.supports::<f32>(&gpu));
     let a = gpu.zeros::<f64>(6).unwrap();
     let mut c = gpu.zeros::<f64>(4).unwrap();
     let err = gemm::gemm(&gpu, GemmKernel::WarpTiled, 2, 2, 3, &a, &a, &mut c).unwrap_err().to_string();

@@ -150,7 +150,7 @@ struct GemmArgs {
     k: usize,
     #[arg(long)]
     n: usize,
-    /// `tiled`, `blocked`, `dmma`, `dmma16`, `cublas`, `cpu-serial` or `cpu-rayon`.
+    /// `tiled`, `blocked`, `dmma`, `dmma16`, `dmma-pipelined`, `cublas`, `cpu-serial` or `cpu-rayon`.
     #[arg(long, default_value = "blocked")]
     kernel: String,
     #[arg(long, value_enum, default_value = "f32")]
@@ -436,7 +436,7 @@ fn run_gemm<T: Scalar>(args: &GemmArgs) -> Result<()> {
             } else {
                 let kernel = GemmKernel::from_name(name, args.tile).ok_or_else(|| {
                     Error::InvalidInput(format!(
-                        "unknown GEMM kernel `{name}` (tiled --tile 2|4|8|16|32, blocked, warp-tiled, dmma, dmma16, cublas, cpu-serial, cpu-rayon)"
+                        "unknown GEMM kernel `{name}` (tiled --tile 2|4|8|16|32, blocked, warp-tiled, dmma, dmma16, dmma-pipelined, cublas, cpu-serial, cpu-rayon)"
                     ))
                 })?;
                 gemm::gemm(&gpu, kernel, m, n, k, &da, &db, &mut dc)?;

@@ -96,7 +96,14 @@ pub enum GemmKernel {
     Dmma,
     /// f64 tensor cores with Hopper's m16n8k4 shape (sm_90 module only).
     Dmma16,
+    /// Hopper's m16n8k8 on 128 x 64 tiles fed by a 3-stage cp.async pipeline (sm_90 module
+    /// only).
+    DmmaPipelined,
 }
+
+/// Dynamic shared bytes of `gemm_dmma_pipelined_f64`: 3 stages of the A (128 x 16) and B
+/// (16 x 64) tiles with rows padded by 4 doubles.
+const PIPELINED_SHARED_BYTES: usize = 3 * (128 * 20 + 16 * 68) * 8;
 
 impl GemmKernel {
     pub fn name(self) -> String {
@@ -106,6 +113,7 @@ impl GemmKernel {
             GemmKernel::WarpTiled => "warp-tiled".into(),
             GemmKernel::Dmma => "dmma".into(),
             GemmKernel::Dmma16 => "dmma16".into(),
+            GemmKernel::DmmaPipelined => "dmma-pipelined".into(),
         }
     }
 
@@ -116,6 +124,7 @@ impl GemmKernel {
             "warp-tiled" => Some(GemmKernel::WarpTiled),
             "dmma" => Some(GemmKernel::Dmma),
             "dmma16" => Some(GemmKernel::Dmma16),
+            "dmma-pipelined" => Some(GemmKernel::DmmaPipelined),
             other => {
                 other.strip_prefix("tiled")?.parse().ok().filter(|t| TILES.contains(t)).map(GemmKernel::Tiled)
             }
@@ -123,12 +132,12 @@ impl GemmKernel {
     }
 
     /// Whether the kernel exists for `T` on this GPU (warp-tiled: f32 only; tensor cores: f64
-    /// only; m16n8k4 needs the sm_90 module).
+    /// only; m16n8k4 and m16n8k8 need the sm_90 module).
     pub fn supports<T: Scalar>(self, gpu: &Gpu) -> bool {
         match self {
             GemmKernel::WarpTiled => T::NAME == "f32",
             GemmKernel::Dmma => T::NAME == "f64",
-            GemmKernel::Dmma16 => T::NAME == "f64" && gpu.ptx_arch() >= 90,
+            GemmKernel::Dmma16 | GemmKernel::DmmaPipelined => T::NAME == "f64" && gpu.ptx_arch() >= 90,
             _ => true,
         }
     }
@@ -136,7 +145,13 @@ impl GemmKernel {
     /// Every kernel, tile sizes included.
     pub fn all() -> Vec<GemmKernel> {
         let mut all: Vec<GemmKernel> = TILES.into_iter().map(GemmKernel::Tiled).collect();
-        all.extend([GemmKernel::Blocked, GemmKernel::WarpTiled, GemmKernel::Dmma, GemmKernel::Dmma16]);
+        all.extend([
+            GemmKernel::Blocked,
+            GemmKernel::WarpTiled,
+            GemmKernel::Dmma,
+            GemmKernel::Dmma16,
+            GemmKernel::DmmaPipelined,
+        ]);
         all
     }
 }
@@ -199,18 +214,24 @@ pub fn gemm<T: Scalar>(
                 Launch { grid: (gx, gy, 1), block: (256, 1, 1), shared_bytes: 2 * 3072 * 4 },
             )
         }
-        GemmKernel::Dmma | GemmKernel::Dmma16 => {
+        GemmKernel::Dmma | GemmKernel::Dmma16 | GemmKernel::DmmaPipelined => {
             if !kernel.supports::<T>(gpu) {
-                let sm90 = if kernel == GemmKernel::Dmma16 { ", on sm_90 GPUs" } else { "" };
+                let sm90 = if kernel == GemmKernel::Dmma { "" } else { ", on sm_90 GPUs" };
                 return Err(Error::InvalidInput(format!(
                     "the {} tensor-core kernel is f64 only{sm90}",
                     kernel.name()
                 )));
             }
-            let name = if kernel == GemmKernel::Dmma { "gemm_dmma_f64" } else { "gemm_dmma16_f64" };
-            let (gx, gy) = grid(64)?;
-            let shared = (64 * 20 + 16 * 68) * 8;
-            (name, Launch { grid: (gx, gy, 1), block: (128, 1, 1), shared_bytes: shared })
+            if kernel == GemmKernel::DmmaPipelined {
+                // One block per 128 x 64 tile, in a 1D grid (the kernel orders the tiles itself).
+                let blocks = m.div_ceil(128) * n.div_ceil(64);
+                ("gemm_dmma_pipelined_f64", Launch::linear(blocks * 128, 128).shared(PIPELINED_SHARED_BYTES))
+            } else {
+                let name = if kernel == GemmKernel::Dmma { "gemm_dmma_f64" } else { "gemm_dmma16_f64" };
+                let (gx, gy) = grid(64)?;
+                let shared = (64 * 20 + 16 * 68) * 8;
+                (name, Launch { grid: (gx, gy, 1), block: (128, 1, 1), shared_bytes: shared })
+            }
         }
     };
     let k_ = gpu.kernel(name)?;
@@ -255,5 +276,8 @@ mod tests {
         assert_eq!(GemmKernel::from_name("tiled32", None), Some(GemmKernel::Tiled(32)));
         assert_eq!(GemmKernel::from_name("tiled3", None), None);
         assert_eq!(GemmKernel::from_name("dmma", None), Some(GemmKernel::Dmma));
+        for kernel in GemmKernel::all() {
+            assert_eq!(GemmKernel::from_name(&kernel.name(), None), Some(kernel));
+        }
     }
 }

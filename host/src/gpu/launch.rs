@@ -60,7 +60,7 @@ impl Launch {
     }
 
     /// Checks the shape against the device's limits, raising the kernel's shared-memory limit
-    /// where the launch asks for more than the 48 KiB default.
+    /// (and carveout) where the launch asks for more than the 48 KiB default.
     pub(crate) fn validate(self, kernel: &Kernel, props: &DeviceProps) -> Result<LaunchConfig> {
         let fail = |message: String| Error::LaunchConfig { kernel: kernel.name.to_string(), message };
         let (bx, by, bz) = self.block;
@@ -86,6 +86,15 @@ impl Launch {
                     self.shared_bytes as i32,
                 )
                 .map_err(|e| fail(format!("raising the shared-memory limit: {e}")))?;
+            // Ask for the largest shared-memory carveout of the SM (the rest is L1), so that
+            // several such blocks can be resident at once; a hint the driver may override.
+            kernel
+                .function
+                .set_attribute(
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                    100,
+                )
+                .map_err(|e| fail(format!("setting the shared-memory carveout: {e}")))?;
         }
         Ok(LaunchConfig { grid_dim: self.grid, block_dim: self.block, shared_mem_bytes: self.shared_bytes })
     }

@@ -116,3 +116,26 @@ pub unsafe fn load_quad<T: Copy>(address: *const T) -> [T; 4] {
 pub unsafe fn store_quad<T: Copy>(address: *mut T, values: [T; 4]) {
     unsafe { *address.cast::<Quad<T>>() = Quad(values) }
 }
+
+/// Two consecutive values, 16-byte aligned: one 16-byte vector access for f64.
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+pub struct Pair<T>(pub [T; 2]);
+
+/// Loads two consecutive values with one vector instruction.
+///
+/// # Safety
+/// `address` is valid for two values and 16-byte aligned.
+#[inline(always)]
+pub unsafe fn load_pair<T: Copy>(address: *const T) -> [T; 2] {
+    unsafe { (*address.cast::<Pair<T>>()).0 }
+}
+
+/// Stores two consecutive values with one vector instruction.
+///
+/// # Safety
+/// `address` is valid for two values and 16-byte aligned.
+#[inline(always)]
+pub unsafe fn store_pair<T: Copy>(address: *mut T, values: [T; 2]) {
+    unsafe { *address.cast::<Pair<T>>() = Pair(values) }
+}

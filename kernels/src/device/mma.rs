@@ -49,3 +49,36 @@ pub fn dmma_m16n8k4(a: [f64; 2], b: f64, c: [f64; 4]) -> [f64; 4] {
     }
     [d0, d1, d2, d3]
 }
+
+/// D = A B + C on a 16x8x8 f64 tile (`mma.sync.aligned.m16n8k8.row.col.f64`, sm_90+): twice
+/// the work of m16n8k4 per instruction. With g = l / 4 and t = l % 4, lane `l` holds
+/// A[g][t], A[g + 8][t], A[g][t + 4], A[g + 8][t + 4]; B[t][g], B[t + 4][g]; and C, D as in
+/// [`dmma_m16n8k4`]. Every lane must call it together.
+#[cfg(target_feature = "sm_90")]
+#[inline(always)]
+pub fn dmma_m16n8k8(a: [f64; 4], b: [f64; 2], c: [f64; 4]) -> [f64; 4] {
+    let (d0, d1, d2, d3): (f64, f64, f64, f64);
+    // SAFETY: a warp-wide instruction on registers only; all lanes call it (documented).
+    unsafe {
+        asm!(
+            "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{c0}, {c1}, {c2}, {c3}}};",
+            d0 = out(reg64) d0,
+            d1 = out(reg64) d1,
+            d2 = out(reg64) d2,
+            d3 = out(reg64) d3,
+            a0 = in(reg64) a[0],
+            a1 = in(reg64) a[1],
+            a2 = in(reg64) a[2],
+            a3 = in(reg64) a[3],
+            b0 = in(reg64) b[0],
+            b1 = in(reg64) b[1],
+            c0 = in(reg64) c[0],
+            c1 = in(reg64) c[1],
+            c2 = in(reg64) c[2],
+            c3 = in(reg64) c[3],
+            // No memory operands: shared-memory loads may be scheduled across it.
+            options(nomem, nostack),
+        );
+    }
+    [d0, d1, d2, d3]
+}

@@ -6,6 +6,7 @@ pub mod block;
 pub mod grid;
 pub mod memory;
 pub mod mma;
+pub mod pipeline;
 pub mod shared;
 pub mod thread;
 pub mod warp;

@@ -1,12 +1,14 @@
 //! Dense C = A B for row-major matrices of any shape (A m x k, B k x n, C m x n), as a
 //! progression: the Naples report's shared-memory tiles, a register-blocked SIMT kernel, a
 //! warp-tiled SIMT SGEMM with twice the work per thread, and tensor cores for f64 (m8n8k4 on
-//! sm_80; Hopper's m16n8k4 in the sm_90 module).
+//! sm_80; Hopper's m16n8k4 in the sm_90 module, and m16n8k8 fed by a cp.async pipeline).
 
 pub mod blocked;
 pub mod dmma;
 #[cfg(target_feature = "sm_90")]
 pub mod dmma16;
+#[cfg(target_feature = "sm_90")]
+pub mod dmma_pipelined;
 pub mod tiled;
 pub mod update;
 pub mod warp_tiled;
