@@ -112,13 +112,8 @@ impl Bench<'_> {
             };
         let cublas = Cublas::new(gpu).unwrap();
         measure("cublas", "vendor", &mut |dc| cublas.gemm(n, n, n, &da, &db, dc));
-        let mut kernels = vec![
-            GemmKernel::Blocked,
-            GemmKernel::WarpTiled,
-            GemmKernel::Dmma,
-            GemmKernel::Dmma16,
-            GemmKernel::DmmaPipelined,
-        ];
+        let mut kernels =
+            vec![GemmKernel::Blocked, GemmKernel::Dmma, GemmKernel::Dmma16, GemmKernel::DmmaPipelined];
         if !self.vendor_size {
             // The report's table: small tiles only where a run takes seconds at most.
             kernels.extend(TILES.into_iter().filter(|&t| t >= 8 || n <= 4000).map(GemmKernel::Tiled));

@@ -62,8 +62,4 @@ fn gemm_errors_name_the_problem() {
     assert_eq!(GemmKernel::Dmma16.supports::<f64>(&gpu), gpu.ptx_arch() >= 90);
     assert_eq!(GemmKernel::DmmaPipelined.supports::<f64>(&gpu), gpu.ptx_arch() >= 90);
     assert!(!GemmKernel::DmmaPipelined.supports::<f32>(&gpu));
-    let a = gpu.zeros::<f64>(6).unwrap();
-    let mut c = gpu.zeros::<f64>(4).unwrap();
-    let err = gemm::gemm(&gpu, GemmKernel::WarpTiled, 2, 2, 3, &a, &a, &mut c).unwrap_err().to_string();
-    assert!(err.contains("f32 only"), "{err}");
 }

@@ -436,7 +436,7 @@ fn run_gemm<T: Scalar>(args: &GemmArgs) -> Result<()> {
             } else {
                 let kernel = GemmKernel::from_name(name, args.tile).ok_or_else(|| {
                     Error::InvalidInput(format!(
-                        "unknown GEMM kernel `{name}` (tiled --tile 2|4|8|16|32, blocked, warp-tiled, dmma, dmma16, dmma-pipelined, cublas, cpu-serial, cpu-rayon)"
+                        "unknown GEMM kernel `{name}` (tiled --tile 2|4|8|16|32, blocked, dmma, dmma16, dmma-pipelined, cublas, cpu-serial, cpu-rayon)"
                     ))
                 })?;
                 gemm::gemm(&gpu, kernel, m, n, k, &da, &db, &mut dc)?;

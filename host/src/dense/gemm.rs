@@ -90,8 +90,6 @@ pub enum GemmKernel {
     Tiled(u32),
     /// Register-blocked SIMT: 128 x 128 block tiles, 8 x 8 per thread.
     Blocked,
-    /// Warp-tiled SIMT, f32 only: 256 x 128 block tiles, 64 x 64 per warp, 16 x 8 per thread.
-    WarpTiled,
     /// f64 tensor cores (mma.sync m8n8k4, sm_80+).
     Dmma,
     /// f64 tensor cores with Hopper's m16n8k4 shape (sm_90 module only).
@@ -110,7 +108,6 @@ impl GemmKernel {
         match self {
             GemmKernel::Tiled(t) => format!("tiled{t}"),
             GemmKernel::Blocked => "blocked".into(),
-            GemmKernel::WarpTiled => "warp-tiled".into(),
             GemmKernel::Dmma => "dmma".into(),
             GemmKernel::Dmma16 => "dmma16".into(),
             GemmKernel::DmmaPipelined => "dmma-pipelined".into(),
@@ -121,7 +118,6 @@ impl GemmKernel {
         match name {
             "tiled" => tile.filter(|t| TILES.contains(t)).or(Some(16)).map(GemmKernel::Tiled),
             "blocked" => Some(GemmKernel::Blocked),
-            "warp-tiled" => Some(GemmKernel::WarpTiled),
             "dmma" => Some(GemmKernel::Dmma),
             "dmma16" => Some(GemmKernel::Dmma16),
             "dmma-pipelined" => Some(GemmKernel::DmmaPipelined),
@@ -131,11 +127,10 @@ impl GemmKernel {
         }
     }
 
-    /// Whether the kernel exists for `T` on this GPU (warp-tiled: f32 only; tensor cores: f64
-    /// only; m16n8k4 and m16n8k8 need the sm_90 module).
+    /// Whether the kernel exists for `T` on this GPU (tensor cores: f64 only; m16n8k4 and
+    /// m16n8k8 need the sm_90 module).
     pub fn supports<T: Scalar>(self, gpu: &Gpu) -> bool {
         match self {
-            GemmKernel::WarpTiled => T::NAME == "f32",
             GemmKernel::Dmma => T::NAME == "f64",
             GemmKernel::Dmma16 | GemmKernel::DmmaPipelined => T::NAME == "f64" && gpu.ptx_arch() >= 90,
             _ => true,
@@ -145,13 +140,7 @@ impl GemmKernel {
     /// Every kernel, tile sizes included.
     pub fn all() -> Vec<GemmKernel> {
         let mut all: Vec<GemmKernel> = TILES.into_iter().map(GemmKernel::Tiled).collect();
-        all.extend([
-            GemmKernel::Blocked,
-            GemmKernel::WarpTiled,
-            GemmKernel::Dmma,
-            GemmKernel::Dmma16,
-            GemmKernel::DmmaPipelined,
-        ]);
+        all.extend([GemmKernel::Blocked, GemmKernel::Dmma, GemmKernel::Dmma16, GemmKernel::DmmaPipelined]);
         all
     }
 }
@@ -204,16 +193,6 @@ pub fn gemm<T: Scalar>(
                 shared_bytes: (2 * 2048 * elem) as u32,
             },
         ),
-        GemmKernel::WarpTiled => {
-            if !kernel.supports::<T>(gpu) {
-                return Err(Error::InvalidInput("the warp-tiled kernel is f32 only".into()));
-            }
-            let (gx, gy) = (n.div_ceil(128) as u32, grid(256)?.1);
-            (
-                "gemm_warp_tiled_f32",
-                Launch { grid: (gx, gy, 1), block: (256, 1, 1), shared_bytes: 2 * 3072 * 4 },
-            )
-        }
         GemmKernel::Dmma | GemmKernel::Dmma16 | GemmKernel::DmmaPipelined => {
             if !kernel.supports::<T>(gpu) {
                 let sm90 = if kernel == GemmKernel::Dmma { "" } else { ", on sm_90 GPUs" };

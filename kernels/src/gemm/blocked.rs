@@ -16,6 +16,8 @@ use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x
 const BM: u32 = 128;
 const BN: u32 = 128;
 const BK: u32 = 8;
+// The k-steps of a tile are written out (`unrolled!`, kk in 0..8).
+const _: () = assert!(BK == 8);
 const HALF: u32 = 64;
 /// Shared elements of one buffer (A tile then B tile).
 const STAGE: u32 = BK * BM + BK * BN;
@@ -51,20 +53,14 @@ pub unsafe fn blocked<T: Float>(m: u32, n: u32, k: u32, a: *const T, b: *const T
         }
         let a_tile = buffers.after::<T>(current * STAGE);
         let b_tile = a_tile.after::<T>(BK * BM);
-        // Each k-step's fragments are read while the previous step's FMAs run: the loads'
-        // latency hides behind 64 independent FMAs instead of stalling every step.
-        let mut frags = unsafe { fragments(a_tile, b_tile, 0, tx, ty) };
-        for kk in 0..BK {
-            let (a_frag, b_frag) = frags;
-            if kk + 1 < BK {
-                frags = unsafe { fragments(a_tile, b_tile, kk + 1, tx, ty) };
-            }
+        unrolled!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
+            let (a_frag, b_frag) = unsafe { fragments(a_tile, b_tile, kk as u32, tx, ty) };
             for i in 0..8 {
                 for j in 0..8 {
                     acc[i][j] = a_frag[i].mul_add(b_frag[j], acc[i][j]);
                 }
             }
-        }
+        });
         if next < tiles {
             unsafe { store_tile(buffers, next % 2, &staged, tid) };
         }
@@ -126,7 +122,7 @@ unsafe fn fragments<T: Float>(
 /// Stores four values at columns `col..col + 4` of the row starting at `row`: one vector store
 /// when they all fit and rows are aligned, else each column checked against `n`.
 #[inline(always)]
-pub(super) unsafe fn store_checked<T: Float>(row: *mut T, col: u32, n: u32, aligned: bool, values: [T; 4]) {
+unsafe fn store_checked<T: Float>(row: *mut T, col: u32, n: u32, aligned: bool, values: [T; 4]) {
     // SAFETY: the caller passes a row of n elements; columns are checked.
     unsafe {
         let out = row.add(col as usize);
@@ -152,7 +148,7 @@ pub(super) unsafe fn store_checked<T: Float>(row: *mut T, col: u32, n: u32, alig
 
 /// Four values from `p`, of which the first `valid` exist (the rest are zero).
 #[inline(always)]
-pub(super) unsafe fn load_checked<T: Float>(p: *const T, valid: u32) -> [T; 4] {
+unsafe fn load_checked<T: Float>(p: *const T, valid: u32) -> [T; 4] {
     // SAFETY: only the first `valid` values are read.
     unsafe {
         [

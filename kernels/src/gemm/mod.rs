@@ -1,7 +1,14 @@
 //! Dense C = A B for row-major matrices of any shape (A m x k, B k x n, C m x n), as a
-//! progression: the Naples report's shared-memory tiles, a register-blocked SIMT kernel, a
-//! warp-tiled SIMT SGEMM with twice the work per thread, and tensor cores for f64 (m8n8k4 on
-//! sm_80; Hopper's m16n8k4 in the sm_90 module, and m16n8k8 fed by a cp.async pipeline).
+//! progression: the Naples report's shared-memory tiles, a register-blocked SIMT kernel, and
+//! tensor cores for f64 (m8n8k4 on sm_80; Hopper's m16n8k4 in the sm_90 module, and m16n8k8
+//! fed by a cp.async pipeline).
+
+/// `$body` once for each listed index, bound to `$i` as a constant: straight-line k-steps let
+/// the compiler read one step's fragments while earlier steps' FMAs run (LLVM leaves a loop of
+/// this size rolled, and the loads then stall every step).
+macro_rules! unrolled {
+    ($i:ident in [$($n:literal),*] $body:block) => { $( { let $i: usize = $n; $body } )* };
+}
 
 pub mod blocked;
 pub mod dmma;
@@ -11,4 +18,3 @@ pub mod dmma16;
 pub mod dmma_pipelined;
 pub mod tiled;
 pub mod update;
-pub mod warp_tiled;
