@@ -208,7 +208,8 @@ impl Bench<'_> {
             let coloring = color(gpu, a, method).unwrap();
             let color_ms = started.elapsed().as_secs_f64() * 1e3;
             let started = std::time::Instant::now();
-            let order = MulticolorOrder::new(a, coloring).unwrap();
+            let order =
+                MulticolorOrder { method: Some(method), ..MulticolorOrder::new(a, coloring).unwrap() };
             let smoother = MulticolorSmoother::new(gpu, &order).unwrap().use_graph(graph);
             let notes = format!(
                 "colors={} ({} coloring{}: {color_ms:.0} ms; renumbering on the host and upload: {:.0} ms), \

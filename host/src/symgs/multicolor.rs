@@ -10,16 +10,23 @@
 //! (`kernels/src/symgs/multicolor.rs`), each uncolored row whose priority beats all its
 //! uncolored neighbours' taking the smallest color none of its neighbours holds. Priority:
 //! larger degree first, ties in row order (the Welsh-Powell greedy order: 8 colors on the
-//! 27-point stencil, its 2x2x2 parity classes; 15 on the random SPD matrix of 27 per row,
-//! whose late rows have up to 200 neighbours), ties by a hash of the row after
-//! [`ROW_ORDER_ROUNDS`] rounds so that long chains of equal-degree rows (a tridiagonal
-//! matrix) cannot make the rounds as many as the rows. The host's greedy coloring in row order
-//! stays as the reference (47 colors on the random matrix: its late rows come last); hashed
-//! priorities alone (Jones-Plassmann-Luby) take the fewest rounds but 17 to 26 colors here.
+//! 27-point stencil, its 2x2x2 parity classes, in about 900 rounds at 128^3; 16 on the random
+//! SPD matrix of 2 M rows and 27 per row, whose late rows have up to 200 neighbours), ties by a
+//! hash of the row after [`ROW_ORDER_ROUNDS`] rounds so that long chains of equal-degree rows
+//! (a tridiagonal matrix) cannot make the rounds as many as the rows. The host's greedy
+//! coloring in row order stays as the reference (47 colors on the random matrix: its
+//! high-degree late rows come last). Hashed priorities alone (Jones-Plassmann-Luby) take the
+//! fewest rounds but 18 colors on the stencil, whose sweep then takes 1.5 times as long.
 //!
-//! A sweep is replayed from a CUDA graph by default (2c - 1 color launches, the permutations
-//! of r and x around them); each color's launch gives each row the lanes its color's mean row
-//! length calls for ([`CsrPlan::width_for`]).
+//! The GPU copy keeps the diagonal apart (a row's update reads neither a_ii from the matrix
+//! nor its own old value). A sweep is replayed from a CUDA graph by default (the gather of r
+//! and x into color order, 2c - 1 color launches, the scatter of x back); each color's launch
+//! gives each row the lanes its color's mean row length calls for ([`CsrPlan::width_for`]).
+//!
+//! Measured on an H100, f64, against one SpMV (csr-adaptive) of the same matrix: 0.71 ms a
+//! sweep on the stencil 128^3 (2.7 SpMVs; 8 colors), 1.40 ms on the random matrix (2.6
+//! SpMVs; 16 colors; 1.66 ms with the greedy coloring's 47). The coloring takes about 0.1 s on
+//! the GPU (the greedy one 0.7 to 2.4 s on the host); renumbering and upload about 1.2 s.
 
 use cudarc::driver::CudaStream;
 use rayon::prelude::*;
@@ -323,6 +330,22 @@ fn permute<T: Scalar>(a: &Csr<T>, new_to_old: &[u32], old_to_new: &[u32]) -> Csr
     Csr::from_parts_unchecked(a.rows(), a.cols(), row_ptr, col_indices, values)
 }
 
+/// `b` without its diagonal entries (the relax kernels take the diagonal apart).
+fn without_diagonal<T: Scalar>(b: &Csr<T>) -> Csr<T> {
+    let mut row_ptr = Vec::with_capacity(b.rows() + 1);
+    row_ptr.push(0u32);
+    let (mut col_indices, mut values) = (Vec::with_capacity(b.nnz()), Vec::with_capacity(b.nnz()));
+    for i in 0..b.rows() {
+        let (cols, vals) = b.row(i);
+        for (&c, &v) in cols.iter().zip(vals).filter(|&(&c, _)| c as usize != i) {
+            col_indices.push(c);
+            values.push(v);
+        }
+        row_ptr.push(col_indices.len() as u32);
+    }
+    Csr::from_parts_unchecked(b.rows(), b.cols(), row_ptr, col_indices, values)
+}
+
 /// The relax kernels by lanes per row (the widths of [`crate::spmv::csr::WIDTHS`]).
 const RELAX_KERNELS: [(u32, (&str, &str)); 5] = [
     (2, ("symgs_relax_color2_f32", "symgs_relax_color2_f64")),
@@ -340,10 +363,11 @@ struct ColorLaunch {
     kernel: Kernel,
 }
 
-/// The multicolor smoother on the GPU: its own renumbered copy of the matrix.
+/// The multicolor smoother on the GPU: its own renumbered copy of the matrix, the diagonal
+/// apart (a row's update then reads neither a_ii nor its own old value).
 pub struct MulticolorSmoother<T> {
     rows: usize,
-    matrix: DeviceCsr<T>,
+    off_diagonal: DeviceCsr<T>,
     diagonal: CudaSlice<T>,
     new_to_old: CudaSlice<u32>,
     colors: Vec<ColorLaunch>,
@@ -359,7 +383,7 @@ pub struct MulticolorSmoother<T> {
 
 impl<T: Scalar> MulticolorSmoother<T> {
     pub fn new(gpu: &Gpu, order: &MulticolorOrder<T>) -> Result<Self> {
-        let b = &order.permuted;
+        let b = without_diagonal(&order.permuted);
         let mut colors = Vec::new();
         for c in order.color_offsets.windows(2) {
             let (first, count) = (c[0], c[1] - c[0]);
@@ -373,11 +397,11 @@ impl<T: Scalar> MulticolorSmoother<T> {
         }
         Ok(MulticolorSmoother {
             rows: b.rows(),
-            matrix: DeviceCsr::upload_untuned(gpu, b)?,
-            diagonal: gpu.upload(&b.diagonal())?,
+            off_diagonal: DeviceCsr::upload_untuned(gpu, &b)?,
+            diagonal: gpu.upload(&order.permuted.diagonal())?,
             new_to_old: gpu.upload(&order.new_to_old)?,
             colors,
-            gather: gpu.kernel(T::pick(("symgs_gather_f32", "symgs_gather_f64")))?,
+            gather: gpu.kernel(T::pick(("symgs_gather2_f32", "symgs_gather2_f64")))?,
             scatter: gpu.kernel(T::pick(("symgs_scatter_f32", "symgs_scatter_f64")))?,
             method: order.method,
             r_colored: gpu.zeros(b.rows())?,
@@ -425,25 +449,24 @@ impl<T: Scalar> MulticolorSmoother<T> {
     ) -> Result<()> {
         let n = self.rows as u32;
         let launch = Launch::linear(self.rows, 256);
-        // SAFETY: symgs_gather_T(n, index, src, dst): index a permutation of 0..n, vectors of n.
+        // SAFETY: symgs_gather2_T(n, index, a_src, a_dst, b_src, b_dst): index a permutation
+        // of 0..n, vectors of n.
         unsafe {
             gpu.launch_on(stream, &self.gather, launch, |a| {
                 a.arg(&n).arg(&self.new_to_old).arg(r).arg(&mut self.r_colored);
-            })?;
-            gpu.launch_on(stream, &self.gather, launch, |a| {
-                a.arg(&n).arg(&self.new_to_old).arg(&*x).arg(&mut self.x_colored);
+                a.arg(&*x).arg(&mut self.x_colored);
             })?;
         }
         // Backward from the second-to-last color: the rows of one color do not read each
         // other, so relaxing the last color again at once would recompute its rows from the
         // very values they were just computed from (the same result, to rounding).
         let last = self.colors.len() - 1;
-        let m = &self.matrix;
+        let m = &self.off_diagonal;
         for color in self.colors.iter().chain(self.colors[..last].iter().rev()) {
             let launch = Launch::linear(color.count as usize * color.width as usize, 128);
             // SAFETY: symgs_relax_color{W}_T(first, count, row_ptr, col_idx, values,
-            // diagonal, r, x): rows first..first + count of the renumbered matrix (W its
-            // width); vectors of `rows`; blocks a multiple of 32.
+            // diagonal, r, x): rows first..first + count of the renumbered matrix without its
+            // diagonal (W its width); vectors of `rows`; blocks a multiple of 32.
             unsafe {
                 gpu.launch_on(stream, &color.kernel, launch, |a| {
                     a.arg(&color.first).arg(&color.count).arg(&m.row_ptr).arg(&m.col_idx).arg(&m.values);

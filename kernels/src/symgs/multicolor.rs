@@ -210,9 +210,10 @@ pub unsafe fn pattern_unsymmetric(
     }
 }
 
-/// Rows `first..first + count` (one color), in place: `x[i] = (r[i] - sum_j a_ij x[j] +
-/// a_ii x[i]) / a_ii`, `W` lanes per row (a power of two, 2..=32), two loads in flight per
-/// lane as in the SpMV vector kernel. Launch: `W` threads per row, blocks a multiple of 32.
+/// Rows `first..first + count` (one color), in place: `x[i] = (r[i] - sum_{j != i} a_ij x[j])
+/// / a_ii` from the matrix without its diagonal (`diagonal` apart), `W` lanes per row (a power
+/// of two, 2..=32), two loads in flight per lane as in the SpMV vector kernel. Launch: `W`
+/// threads per row, blocks a multiple of 32.
 #[inline(always)]
 pub unsafe fn relax_color<T: Float, const W: u32>(
     first: u32,
@@ -259,19 +260,29 @@ pub unsafe fn relax_color<T: Float, const W: u32>(
     }
     if lane == 0 && k < count {
         let i = row as usize;
-        // SAFETY: row < rows; only this group writes x[row].
-        unsafe {
-            *x.add(i) = super::relaxed(load_nc(r.add(i)), sum, load_nc(diagonal.add(i)), *x.add(i));
-        }
+        // SAFETY: row < rows; only this group writes x[row], and no row of this color reads it.
+        unsafe { *x.add(i) = (load_nc(r.add(i)) - sum) / load_nc(diagonal.add(i)) };
     }
 }
 
-/// `dst[i] = src[index[i]]` for i < n (into color order). Launch: a thread per element.
-pub unsafe fn gather<T: Float>(n: u32, index: *const u32, src: *const T, dst: *mut T) {
+/// `a_dst[i] = a_src[index[i]]`, `b_dst[i] = b_src[index[i]]` for i < n: two vectors into
+/// color order. Launch: a thread per element.
+pub unsafe fn gather2<T: Float>(
+    n: u32,
+    index: *const u32,
+    a_src: *const T,
+    a_dst: *mut T,
+    b_src: *const T,
+    b_dst: *mut T,
+) {
     let i = index_1d();
     if i < n {
         // SAFETY: i < n; the index is a permutation of 0..n.
-        unsafe { *dst.add(i as usize) = load_nc(src.add(load_nc(index.add(i as usize)) as usize)) };
+        unsafe {
+            let from = load_nc(index.add(i as usize)) as usize;
+            *a_dst.add(i as usize) = load_nc(a_src.add(from));
+            *b_dst.add(i as usize) = load_nc(b_src.add(from));
+        }
     }
 }
 
@@ -310,7 +321,7 @@ color_widths! {
 }
 
 f32_f64_kernels! {
-    symgs_gather_f32, symgs_gather_f64 => gather(n: u32, index: *const u32, src: *const T, dst: *mut T);
+    symgs_gather2_f32, symgs_gather2_f64 => gather2(n: u32, index: *const u32, a_src: *const T, a_dst: *mut T, b_src: *const T, b_dst: *mut T);
     symgs_scatter_f32, symgs_scatter_f64 => scatter(n: u32, index: *const u32, src: *const T, dst: *mut T);
 }
 
