@@ -8,6 +8,10 @@
 //! smoother), the SpMV against the CPU product, PCG by convergence. A failure is listed at the
 //! end and fails the run. Timing: CUDA events, median of repeated sweeps after warm-up, and
 //! criterion's `iter_custom` (not for the GPU101 baseline: most of a second a sweep).
+//!
+//! `RGLA_BENCH_SYMGS=multicolor,cusparse` (names or prefixes, comma-separated) runs only the
+//! smoothers whose names start with one of them, in the sweeps and in PCG (`cpu` for the CPU
+//! sweep's timing); the SpMV yardstick always runs.
 
 mod common;
 
@@ -20,7 +24,7 @@ use host::spmv::cpu::csr_serial;
 use host::spmv::csr::{CsrKernel, spmv};
 use host::symgs::cpu::{CpuSymgs, residual_norm};
 use host::symgs::levels::LevelSmoother;
-use host::symgs::multicolor::{MulticolorOrder, MulticolorSmoother};
+use host::symgs::multicolor::{ColoringMethod, MulticolorOrder, MulticolorSmoother, color};
 use host::symgs::pcg::{PcgOptions, pcg_cpu, pcg_gpu};
 use host::symgs::ready_done::ReadyDoneSmoother;
 use host::symgs::sync_free::{Signal, SyncFreeSmoother};
@@ -65,6 +69,12 @@ fn main() {
     }
 }
 
+/// Whether `RGLA_BENCH_SYMGS` (unset: everything) selects the smoother named `name`.
+fn selected(name: &str) -> bool {
+    std::env::var("RGLA_BENCH_SYMGS")
+        .map_or(true, |list| list.split(',').map(str::trim).any(|p| !p.is_empty() && name.starts_with(p)))
+}
+
 struct Bench<'a> {
     criterion: &'a mut Criterion,
     gpu: &'a Gpu,
@@ -82,8 +92,6 @@ impl Bench<'_> {
         let cpu = CpuSymgs::new(a).unwrap();
         let mut expect = x0.clone();
         cpu.sweep(&r, &mut expect).unwrap();
-        let mut x = x0.clone();
-        let cpu_ms = cpu_median_ms(3, || cpu.sweep(&r, &mut x).unwrap());
         let (start_residual, sequential_residual) =
             (residual_norm(a, &r, &x0), residual_norm(a, &r, &expect));
 
@@ -104,8 +112,13 @@ impl Bench<'_> {
                 error,
                 notes: notes(extra),
             };
-        save(&sweep_record("cpu-serial", "cpu", cpu_ms, 3, 0.0, "")).unwrap();
-        let mut rows_of_table = vec![("cpu-serial".to_string(), cpu_ms)];
+        let mut rows_of_table = Vec::new();
+        if selected("cpu-serial") {
+            let mut x = x0.clone();
+            let cpu_ms = cpu_median_ms(3, || cpu.sweep(&r, &mut x).unwrap());
+            save(&sweep_record("cpu-serial", "cpu", cpu_ms, 3, 0.0, "")).unwrap();
+            rows_of_table.push(("cpu-serial".to_string(), cpu_ms));
+        }
 
         let m = SymgsMatrix::upload(gpu, a).unwrap();
         let dr = gpu.upload(&r).unwrap();
@@ -142,44 +155,79 @@ impl Bench<'_> {
         let lib = Cusparse::new(gpu).unwrap();
         let tolerance = 4.0 * f64::tolerance(a.row_stats().max);
         let mut smoothers: Vec<(Box<dyn Smoother<f64> + '_>, String)> = Vec::new();
-        let ready_done = ReadyDoneSmoother::new(gpu, &m).unwrap();
-        smoothers.push((Box::new(ready_done), String::new()));
-        let started = std::time::Instant::now();
-        let levels = LevelSmoother::new(gpu, &m).unwrap();
-        let (forward, backward) = levels.level_counts();
-        let level_notes = format!(
-            "levels={forward}+{backward} (analysis on the GPU: {:.1} ms)",
-            started.elapsed().as_secs_f64() * 1e3
-        );
-        smoothers.push((Box::new(levels), level_notes.clone()));
-        smoothers.push((Box::new(LevelSmoother::new(gpu, &m).unwrap().use_graph(true)), level_notes));
+        if selected("gpu101-ready-done") {
+            smoothers.push((Box::new(ReadyDoneSmoother::new(gpu, &m).unwrap()), String::new()));
+        }
+        if selected("level-schedule") {
+            let started = std::time::Instant::now();
+            let levels = LevelSmoother::new(gpu, &m).unwrap();
+            let (forward, backward) = levels.level_counts();
+            let level_notes = format!(
+                "levels={forward}+{backward} (analysis on the GPU: {:.1} ms)",
+                started.elapsed().as_secs_f64() * 1e3
+            );
+            smoothers.push((Box::new(levels), level_notes.clone()));
+            smoothers.push((Box::new(LevelSmoother::new(gpu, &m).unwrap().use_graph(true)), level_notes));
+        }
         // The sync-free smoother: done flags (as specified) or the value as the signal, with
         // 64 warps per SM (full) or fewer in flight.
-        for (signal, blocks_per_sm) in [
-            (Signal::DoneFlags, 16),
-            (Signal::DoneFlags, 4),
-            (Signal::Value, 16),
-            (Signal::Value, 4),
-            (Signal::Value, 2),
+        if selected("sync-free") {
+            for (signal, blocks_per_sm) in [
+                (Signal::DoneFlags, 16),
+                (Signal::DoneFlags, 4),
+                (Signal::Value, 16),
+                (Signal::Value, 4),
+                (Signal::Value, 2),
+            ] {
+                let smoother = SyncFreeSmoother::new(gpu, &m)
+                    .unwrap()
+                    .with_signal(signal)
+                    .with_blocks_per_sm(blocks_per_sm);
+                let notes =
+                    format!("signal={signal:?}, {} warps per SM, rows in level order", 4 * blocks_per_sm);
+                smoothers.push((Box::new(smoother), notes));
+            }
+        }
+        // Multicolor: the default (Jones-Plassmann on the GPU, a CUDA graph per sweep), the
+        // same launched kernel by kernel, and the other colorings.
+        for (method, graph) in [
+            (ColoringMethod::JonesPlassmann, true),
+            (ColoringMethod::JonesPlassmann, false),
+            (ColoringMethod::Greedy, true),
+            (ColoringMethod::JonesPlassmannRandom, true),
         ] {
-            let smoother =
-                SyncFreeSmoother::new(gpu, &m).unwrap().with_signal(signal).with_blocks_per_sm(blocks_per_sm);
-            let notes = format!("signal={signal:?}, {} warps per SM, rows in level order", 4 * blocks_per_sm);
+            let label = match (method, graph) {
+                (ColoringMethod::JonesPlassmann, true) => "multicolor".to_string(),
+                (ColoringMethod::JonesPlassmann, false) => "multicolor-launches".to_string(),
+                _ => format!("multicolor-{}", method.name()),
+            };
+            if !selected(&label) {
+                continue;
+            }
+            let started = std::time::Instant::now();
+            let coloring = color(gpu, a, method).unwrap();
+            let color_ms = started.elapsed().as_secs_f64() * 1e3;
+            let started = std::time::Instant::now();
+            let order =
+                MulticolorOrder { method: Some(method), ..MulticolorOrder::new(a, coloring).unwrap() };
+            let smoother = MulticolorSmoother::new(gpu, &order).unwrap().use_graph(graph);
+            let notes = format!(
+                "colors={} ({} coloring{}: {color_ms:.0} ms; renumbering on the host and upload: {:.0} ms), \
+                 lanes per row {:?}; a different smoother",
+                order.colors(),
+                method.name(),
+                if method == ColoringMethod::Greedy { " on the host" } else { " on the GPU" },
+                started.elapsed().as_secs_f64() * 1e3,
+                smoother.widths()
+            );
             smoothers.push((Box::new(smoother), notes));
         }
-        let started = std::time::Instant::now();
-        let order = MulticolorOrder::new(a).unwrap();
-        let colored = MulticolorSmoother::new(gpu, &order).unwrap();
-        let color_notes = format!(
-            "colors={} (greedy coloring and renumbering on the host: {:.0} ms); a different smoother",
-            order.colors(),
-            started.elapsed().as_secs_f64() * 1e3
-        );
-        smoothers.push((Box::new(colored), color_notes));
-        let started = std::time::Instant::now();
-        let spsv = CusparseSymgs::new(gpu, &lib, &m, a).unwrap();
-        let spsv_notes = format!("analysis {:.0} ms", started.elapsed().as_secs_f64() * 1e3);
-        smoothers.push((Box::new(spsv), spsv_notes));
+        if selected("cusparse-spsv") {
+            let started = std::time::Instant::now();
+            let spsv = CusparseSymgs::new(gpu, &lib, &m, a).unwrap();
+            let spsv_notes = format!("analysis {:.0} ms", started.elapsed().as_secs_f64() * 1e3);
+            smoothers.push((Box::new(spsv), spsv_notes));
+        }
 
         for (mut smoother, extra) in smoothers {
             let kernel = smoother.name();
@@ -274,32 +322,41 @@ impl Bench<'_> {
         };
         self.table.push(format!("\nPCG f64 to 1e-8, {name}, from x = 0"));
         self.table.push(format!("{:<30} {:>10} {:>10}", "preconditioner", "iterations", "ms"));
-        let mut x = vec![0.0; a.rows()];
-        match pcg_cpu(a, true, &b, &mut x, options) {
-            Ok(report) if report.converged => {
-                let error = residual_norm(a, &b, &x) / zero_residual;
-                save(&record("cpu-serial sweep", "cpu", report.time_ms, report.iterations, error)).unwrap();
-                self.table.push(format!(
-                    "{:<30} {:>10} {:>10.1}",
-                    "cpu sweep (CPU)", report.iterations, report.time_ms
-                ));
+        if selected("cpu-serial") {
+            let mut x = vec![0.0; a.rows()];
+            match pcg_cpu(a, true, &b, &mut x, options) {
+                Ok(report) if report.converged => {
+                    let error = residual_norm(a, &b, &x) / zero_residual;
+                    save(&record("cpu-serial sweep", "cpu", report.time_ms, report.iterations, error))
+                        .unwrap();
+                    self.table.push(format!(
+                        "{:<30} {:>10} {:>10.1}",
+                        "cpu sweep (CPU)", report.iterations, report.time_ms
+                    ));
+                }
+                other => self.failures.push(format!("CPU PCG on {name}: {other:?}")),
             }
-            other => self.failures.push(format!("CPU PCG on {name}: {other:?}")),
         }
         let m = SymgsMatrix::upload(gpu, a).unwrap();
         let lib = Cusparse::new(gpu).unwrap();
         let db = gpu.upload(&b).unwrap();
-        let mut smoothers: Vec<Option<Box<dyn Smoother<f64> + '_>>> = vec![
-            None,
-            Some(Box::new(LevelSmoother::new(gpu, &m).unwrap())),
-            Some(Box::new(LevelSmoother::new(gpu, &m).unwrap().use_graph(true))),
-            Some(Box::new(SyncFreeSmoother::new(gpu, &m).unwrap())),
-            Some(Box::new(
+        let mut smoothers: Vec<Option<Box<dyn Smoother<f64> + '_>>> = vec![None];
+        if selected("level-schedule") {
+            smoothers.push(Some(Box::new(LevelSmoother::new(gpu, &m).unwrap())));
+            smoothers.push(Some(Box::new(LevelSmoother::new(gpu, &m).unwrap().use_graph(true))));
+        }
+        if selected("sync-free") {
+            smoothers.push(Some(Box::new(SyncFreeSmoother::new(gpu, &m).unwrap())));
+            smoothers.push(Some(Box::new(
                 SyncFreeSmoother::new(gpu, &m).unwrap().with_signal(Signal::Value).with_blocks_per_sm(4),
-            )),
-            Some(Box::new(MulticolorSmoother::from_csr(gpu, a).unwrap())),
-            Some(Box::new(CusparseSymgs::new(gpu, &lib, &m, a).unwrap())),
-        ];
+            )));
+        }
+        if selected("multicolor") {
+            smoothers.push(Some(Box::new(MulticolorSmoother::from_csr(gpu, a).unwrap())));
+        }
+        if selected("cusparse-spsv") {
+            smoothers.push(Some(Box::new(CusparseSymgs::new(gpu, &lib, &m, a).unwrap())));
+        }
         for smoother in &mut smoothers {
             let label = smoother.as_ref().map_or("none (plain CG)".to_string(), |s| s.name());
             let mut dx = gpu.zeros::<f64>(a.rows()).unwrap();

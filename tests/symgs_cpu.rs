@@ -9,7 +9,9 @@ use host::sparse::{Csr, generate};
 use host::symgs::Direction;
 use host::symgs::cpu::{CpuSymgs, checked_diagonal, residual_norm, symgs, symgs_report_variant};
 use host::symgs::levels::levels_cpu;
-use host::symgs::multicolor::{MulticolorOrder, greedy_coloring};
+use host::symgs::multicolor::{
+    Coloring, ColoringMethod, MulticolorOrder, greedy_coloring, greedy_coloring_in_order,
+};
 use host::symgs::pcg::{PcgOptions, pcg_cpu};
 use host::verify::compare;
 use host::{Error, Scalar};
@@ -191,15 +193,37 @@ fn levels_order_every_dependency() {
 fn greedy_coloring_is_proper_and_eight_colors_the_stencil() {
     for (name, a) in corpus::<f64>() {
         let coloring = greedy_coloring(&a);
-        for i in 0..a.rows() {
-            for &j in a.row(i).0 {
-                if j as usize != i {
-                    assert_ne!(coloring.colors[i], coloring.colors[j as usize], "{name}: rows {i} and {j}");
-                }
-            }
-        }
+        assert_eq!(coloring.conflict(&a), None, "{name}");
+        // Any order gives a proper coloring (the GPU's Jones-Plassmann is one such order).
+        let reversed = greedy_coloring_in_order(&a, (0..a.rows()).rev());
+        assert_eq!(reversed.conflict(&a), None, "{name}, rows in reverse order");
     }
     assert_eq!(greedy_coloring(&generate::stencil27::<f64>(16, 16, 16).unwrap()).count, 8);
+    // The GPU's default order (larger degree first, then row order) keeps the 8 colors.
+    let stencil = generate::stencil27::<f64>(24, 20, 16).unwrap();
+    let mut order: Vec<usize> = (0..stencil.rows()).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(stencil.row_len(i)), i));
+    assert_eq!(greedy_coloring_in_order(&stencil, order).count, 8);
+    // The GPU test's dense case needs a second window of 64 colors.
+    assert!(greedy_coloring(&generate::random_uniform::<f64>(300, 300, 150, 6).unwrap()).count > 64);
+}
+
+#[test]
+fn a_coloring_is_checked() {
+    let a = generate::poisson2d::<f64>(4, 4).unwrap();
+    let mut coloring = greedy_coloring(&a);
+    let mut wrong = coloring.clone();
+    wrong.colors[1] = wrong.colors[0]; // rows 0 and 1 are neighbours
+    let err = MulticolorOrder::new(&a, wrong).err().unwrap();
+    assert!(err.to_string().contains("rows 0 and 1 are neighbours"), "{err}");
+    let short = Coloring { colors: coloring.colors[1..].to_vec(), count: coloring.count };
+    assert!(MulticolorOrder::new(&a, short).is_err());
+    coloring.count -= 1;
+    assert!(MulticolorOrder::new(&a, coloring).is_err(), "a color past the count");
+    for method in ColoringMethod::ALL {
+        assert_eq!(ColoringMethod::from_name(method.name()), Some(method));
+    }
+    assert_eq!(ColoringMethod::default(), ColoringMethod::JonesPlassmann);
 }
 
 /// The multicolor smoother reduces the residual per sweep comparably to the sequential one:
@@ -209,7 +233,7 @@ fn greedy_coloring_is_proper_and_eight_colors_the_stencil() {
 #[test]
 fn multicolor_reduces_the_residual_like_the_sequential_sweep() {
     for (name, a) in corpus::<f64>() {
-        let order = MulticolorOrder::new(&a).unwrap();
+        let order = MulticolorOrder::greedy(&a).unwrap();
         let sequential = CpuSymgs::new(&a).unwrap();
         let r = random_vec::<f64>(a.rows(), 5);
         let (mut x_colored, mut x_sequential) = (vec![0.0; a.rows()], vec![0.0; a.rows()]);

@@ -1,8 +1,9 @@
 //! SymGS on the GPU: every exact-order smoother (the GPU101 report's ready/done flags, level
 //! scheduling with and without a CUDA graph, sync-free, cuSPARSE SpSV) against the sequential
 //! CPU sweep, f64 and f32, also over a second sweep and in the report's variant; the GPU level
-//! analysis against the CPU one; multicolor against its CPU reference and by residual
-//! reduction; PCG; the vector kernels PCG uses; the sync-free timeout.
+//! analysis against the CPU one; the GPU coloring (proper, compact, the greedy coloring in its
+//! priority order); multicolor against its CPU reference (a CUDA graph or plain launches) and
+//! by residual reduction; PCG; the vector kernels PCG uses; the sync-free timeout.
 
 mod common;
 
@@ -11,7 +12,10 @@ use host::gpu::CudaSlice;
 use host::sparse::{Csr, generate};
 use host::symgs::cpu::{CpuSymgs, checked_diagonal, residual_norm};
 use host::symgs::levels::{LevelSmoother, levels_cpu, levels_gpu};
-use host::symgs::multicolor::{MulticolorOrder, MulticolorSmoother};
+use host::symgs::multicolor::{
+    ColoringMethod, MulticolorOrder, MulticolorSmoother, ROW_ORDER_ROUNDS, color, greedy_coloring,
+    greedy_coloring_in_order,
+};
 use host::symgs::pcg::{PcgOptions, pcg_cpu, pcg_gpu};
 use host::symgs::ready_done::ReadyDoneSmoother;
 use host::symgs::sync_free::{Signal, SyncFreeSmoother};
@@ -176,22 +180,94 @@ fn symgs_gpu_level_analysis_matches_the_cpu() {
     }
 }
 
+/// The GPU colorings are proper and cover every row, with about as many colors as the host's
+/// greedy coloring (never more than twice as many, plus two); the default is exactly the
+/// greedy coloring in its priority order (larger degree first, then row order) where every
+/// round breaks ties by row order, i.e. on matrices of at most `ROW_ORDER_ROUNDS` rows.
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn symgs_gpu_coloring_is_proper_and_compact() {
+    let gpu = gpu();
+    let mut matrices = corpus::<f64>();
+    matrices.extend([
+        ("random 3000, 9/row, unsymmetric".to_string(), generate::random_uniform(3000, 3000, 9, 5).unwrap()),
+        // A + A^T holds about 225 of 300 columns a row: over 64 colors (a second window).
+        ("random 300, 150/row".to_string(), generate::random_uniform(300, 300, 150, 6).unwrap()),
+        ("power law 20000".to_string(), generate::power_law(20_000, 2, 2000, 1.5, 7).unwrap()),
+        ("random spd 200000 27/row".to_string(), generate::random_spd(200_000, 27, 1).unwrap()),
+    ]);
+    for (name, a) in &matrices {
+        let greedy = greedy_coloring(a);
+        for method in [ColoringMethod::JonesPlassmann, ColoringMethod::JonesPlassmannRandom] {
+            let what = format!("{} coloring of {name}", method.name());
+            let got = color(&gpu, a, method).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(got.colors.len(), a.rows(), "{what}");
+            assert!(got.colors.iter().all(|&c| (c as usize) < got.count), "{what}: a row left uncolored");
+            assert_eq!(got.conflict(a), None, "{what}: neighbours share a color");
+            println!("{what}: {} colors, greedy {}", got.count, greedy.count);
+            assert!(
+                got.count <= 2 * greedy.count + 2,
+                "{what}: {} colors, greedy {}",
+                got.count,
+                greedy.count
+            );
+        }
+        if a.rows() <= ROW_ORDER_ROUNDS as usize {
+            let t = a.transpose();
+            let symmetric = t.row_ptr() == a.row_ptr() && t.col_indices() == a.col_indices();
+            let degree = |i: usize| a.row_len(i) + if symmetric { 0 } else { t.row_len(i) };
+            let mut order: Vec<usize> = (0..a.rows()).collect();
+            order.sort_by_key(|&i| (std::cmp::Reverse(degree(i)), i));
+            let got = color(&gpu, a, ColoringMethod::JonesPlassmann).unwrap();
+            assert_eq!(got, greedy_coloring_in_order(a, order), "{name}");
+        }
+    }
+    // The stencil's 2x2x2 parity classes; fewer than the greedy row order on the random matrix.
+    let stencil = generate::stencil27::<f64>(24, 20, 16).unwrap();
+    assert_eq!(color(&gpu, &stencil, ColoringMethod::JonesPlassmann).unwrap().count, 8);
+    let (_, spd) = matrices.last().unwrap();
+    assert!(color(&gpu, spd, ColoringMethod::JonesPlassmann).unwrap().count < greedy_coloring(spd).count);
+    let non_square = generate::random_uniform::<f64>(4, 5, 2, 1).unwrap();
+    let err = color(&gpu, &non_square, ColoringMethod::JonesPlassmann).unwrap_err();
+    assert!(err.to_string().contains("square"), "{err}");
+}
+
+/// The GPU sweep equals the CPU multicolor sweep for the same coloring (greedy on the host,
+/// and the GPU's), over three sweeps, replayed from a CUDA graph; plain launches give the same
+/// values to the bit, also when x moves to another buffer (the graph is captured again).
 fn multicolor_matches_its_reference<T: Scalar>() {
     let gpu = gpu();
     for (name, a) in corpus::<T>() {
-        let order = MulticolorOrder::new(&a).unwrap();
-        let mut smoother = MulticolorSmoother::new(&gpu, &order).unwrap();
-        assert!(!smoother.exact_order());
-        let r = random_vec::<T>(a.rows(), 4);
-        let mut expect = vec![T::ZERO; a.rows()];
-        let dr = gpu.upload(&r).unwrap();
-        let mut dx = gpu.zeros::<T>(a.rows()).unwrap();
-        for sweep in 1..=3 {
-            order.sweep_cpu(&r, &mut expect).unwrap();
-            smoother.sweep(&gpu, &dr, &mut dx).unwrap();
-            let got = gpu.download(&dx).unwrap();
-            let what = format!("multicolor ({} colors) {} sweep {sweep} on {name}", order.colors(), T::NAME);
-            compare(&got, &expect, 1e-3).check(&what, tolerance(&a)).unwrap();
+        for order in [
+            MulticolorOrder::greedy(&a).unwrap(),
+            MulticolorOrder::colored(&gpu, &a, ColoringMethod::JonesPlassmann).unwrap(),
+        ] {
+            let mut smoother = MulticolorSmoother::new(&gpu, &order).unwrap();
+            let mut launches = MulticolorSmoother::new(&gpu, &order).unwrap().use_graph(false);
+            assert!(!smoother.exact_order());
+            let r = random_vec::<T>(a.rows(), 4);
+            let mut expect = vec![T::ZERO; a.rows()];
+            let dr = gpu.upload(&r).unwrap();
+            let mut dx = gpu.zeros::<T>(a.rows()).unwrap();
+            let mut dx_launches = gpu.zeros::<T>(a.rows()).unwrap();
+            for sweep in 1..=3 {
+                order.sweep_cpu(&r, &mut expect).unwrap();
+                if sweep == 3 {
+                    dx = gpu.upload(&gpu.download(&dx).unwrap()).unwrap(); // a new buffer
+                }
+                smoother.sweep(&gpu, &dr, &mut dx).unwrap();
+                launches.sweep(&gpu, &dr, &mut dx_launches).unwrap();
+                let got = gpu.download(&dx).unwrap();
+                let what = format!(
+                    "multicolor ({} colors, {:?}) {} sweep {sweep} on {name}",
+                    order.colors(),
+                    order.method,
+                    T::NAME
+                );
+                compare(&got, &expect, 1e-3).check(&what, tolerance(&a)).unwrap();
+                let plain = gpu.download(&dx_launches).unwrap();
+                assert!(got.iter().zip(&plain).all(|(g, p)| g == p), "{what}: graph and launches differ");
+            }
         }
     }
 }

@@ -56,9 +56,16 @@ struct SymgsArgs {
     #[arg(long)]
     generate: Option<String>,
     /// `cpu`, `ready-done` (the GPU101 report), `levels`, `levels-graph`, `sync-free`,
-    /// `sync-free-values`, `multicolor` (a different smoother), `cusparse`; for pcg also `none`.
+    /// `sync-free-values`, `multicolor` (a different smoother, replayed from a CUDA graph),
+    /// `multicolor-launches` (the same, launched kernel by kernel), `cusparse`; for pcg also
+    /// `none`.
     #[arg(long, default_value = "levels-graph")]
     variant: String,
+    /// multicolor: how the rows are colored: `jp` (Jones-Plassmann on the GPU, larger degree
+    /// first), `jp-random` (Jones-Plassmann with hashed priorities), `greedy` (first fit in
+    /// row order, on the host).
+    #[arg(long, default_value = "jp")]
+    coloring: String,
     /// Symmetric sweeps (symgs).
     #[arg(long, default_value_t = 1)]
     sweeps: usize,
@@ -466,7 +473,7 @@ fn run_gemm<T: Scalar>(args: &GemmArgs) -> Result<()> {
 fn symgs<T: Scalar>(args: &SymgsArgs, pcg: bool) -> Result<()> {
     use host::symgs::cpu::{CpuSymgs, residual_norm};
     use host::symgs::levels::LevelSmoother;
-    use host::symgs::multicolor::MulticolorSmoother;
+    use host::symgs::multicolor::{ColoringMethod, MulticolorOrder, MulticolorSmoother};
     use host::symgs::pcg::{PcgOptions, pcg_cpu, pcg_gpu};
     use host::symgs::ready_done::ReadyDoneSmoother;
     use host::symgs::sync_free::{Signal, SyncFreeSmoother};
@@ -521,7 +528,21 @@ fn symgs<T: Scalar>(args: &SymgsArgs, pcg: bool) -> Result<()> {
         "sync-free-values" => {
             Some(Box::new(SyncFreeSmoother::new(&gpu, &matrix)?.with_signal(Signal::Value)))
         }
-        "multicolor" => Some(Box::new(MulticolorSmoother::from_csr(&gpu, &a)?)),
+        "multicolor" | "multicolor-launches" => {
+            let method = ColoringMethod::from_name(&args.coloring).ok_or_else(|| {
+                Error::InvalidInput(format!("unknown coloring `{}` (jp, jp-random, greedy)", args.coloring))
+            })?;
+            let started = std::time::Instant::now();
+            let order = MulticolorOrder::colored(&gpu, &a, method)?;
+            println!(
+                "  {} colors ({}), colored and renumbered in {:.0} ms",
+                order.colors(),
+                method.name(),
+                started.elapsed().as_secs_f64() * 1e3
+            );
+            let smoother = MulticolorSmoother::new(&gpu, &order)?;
+            Some(Box::new(smoother.use_graph(args.variant == "multicolor")))
+        }
         "cusparse" => Some(Box::new(CusparseSymgs::new(&gpu, &lib, &matrix, &a)?)),
         other => {
             return Err(Error::InvalidInput(format!("unknown SymGS variant `{other}` (rgla symgs --help)")));

@@ -1,6 +1,8 @@
 //! The GPU runtime on cudarc: a [`Gpu`] handle (context, stream, the embedded PTX module),
-//! typed device buffers and copies, a launch helper, CUDA-event timing and device properties.
+//! typed device buffers and copies, a launch helper, CUDA-graph replay, CUDA-event timing and
+//! device properties.
 
+mod graph;
 mod launch;
 mod props;
 mod timing;
@@ -8,6 +10,7 @@ mod timing;
 pub use cudarc::driver::{
     CudaSlice, CudaView, CudaViewMut, DeviceRepr, LaunchArgs, PushKernelArg, ValidAsZeroBits,
 };
+pub use graph::GraphReplay;
 pub use launch::{Kernel, Launch};
 pub use props::DeviceProps;
 pub use timing::Timing;
@@ -193,8 +196,23 @@ impl Gpu {
         launch: Launch,
         args: impl FnOnce(&mut LaunchArgs<'a>),
     ) -> Result<()> {
+        // SAFETY: the caller's contract, on the GPU's own stream.
+        unsafe { self.launch_on(&self.stream, kernel, launch, args) }
+    }
+
+    /// Queues a kernel launch on `stream` (e.g. one being captured into a [`GraphReplay`]).
+    ///
+    /// # Safety
+    /// As [`Gpu::launch`].
+    pub unsafe fn launch_on<'a>(
+        &'a self,
+        stream: &'a CudaStream,
+        kernel: &'a Kernel,
+        launch: Launch,
+        args: impl FnOnce(&mut LaunchArgs<'a>),
+    ) -> Result<()> {
         let config = launch.validate(kernel, &self.props)?;
-        let mut builder = self.stream.launch_builder(&kernel.function);
+        let mut builder = stream.launch_builder(&kernel.function);
         args(&mut builder);
         *self.last_kernel.lock().unwrap() = kernel.name;
         // SAFETY: the caller's contract above.

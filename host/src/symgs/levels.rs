@@ -14,16 +14,13 @@
 //! level). The GPU analysis takes 380 ms on the stencil (its kernel takes rows in row order,
 //! where the stencil's x-lines are chains; see `sync_free`) and 7 ms on the random matrix.
 
-use std::sync::Arc;
-
-use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
-use cudarc::driver::{CudaGraph, CudaStream, LaunchArgs};
+use cudarc::driver::CudaStream;
 
 use super::sync_free::{DEFAULT_TIMEOUT_NS, FULL_BLOCKS_PER_SM, persistent_launch, timeout_error};
 use super::{Direction, Smoother, SymgsMatrix, forward_flag, rhs_of};
 use crate::Scalar;
 use crate::error::{Error, Result};
-use crate::gpu::{CudaSlice, Gpu, Kernel, Launch, PushKernelArg};
+use crate::gpu::{CudaSlice, Gpu, GraphReplay, Kernel, Launch, PushKernelArg};
 use crate::sparse::Csr;
 use crate::vendor::device_ptr;
 
@@ -184,13 +181,6 @@ pub fn levels_gpu<T: Scalar>(gpu: &Gpu, m: &SymgsMatrix<T>, direction: Direction
 /// Nanoseconds between two polls of a flag in the level analysis (0: spin; it runs once).
 const LEVELS_BACKOFF_NS: u32 = 0;
 
-/// A captured sweep and the buffers it was captured with (r, or none for the report's
-/// variant; x): replayed only for the same ones.
-struct CapturedSweep {
-    key: (Option<u64>, u64),
-    graph: CudaGraph,
-}
-
 /// The level-scheduled smoother on one matrix.
 pub struct LevelSmoother<'a, T> {
     matrix: &'a SymgsMatrix<T>,
@@ -198,8 +188,9 @@ pub struct LevelSmoother<'a, T> {
     backward: DeviceLevels,
     tmp: CudaSlice<T>,
     use_graph: bool,
-    capture_stream: Option<Arc<CudaStream>>,
-    captured: Option<CapturedSweep>,
+    /// The captured sweep, keyed by the buffers it was captured with (r, or none for the
+    /// report's variant; x).
+    graph: GraphReplay<(Option<u64>, u64)>,
 }
 
 impl<'a, T: Scalar> LevelSmoother<'a, T> {
@@ -234,8 +225,7 @@ impl<'a, T: Scalar> LevelSmoother<'a, T> {
             backward,
             tmp: gpu.zeros(matrix.rows)?,
             use_graph: false,
-            capture_stream: None,
-            captured: None,
+            graph: GraphReplay::default(),
         })
     }
 
@@ -265,34 +255,10 @@ impl<'a, T: Scalar> LevelSmoother<'a, T> {
             return self.queue(gpu, gpu.stream(), &relax, r, x);
         }
         let key = (r.map(|r| device_ptr(gpu, r) as u64), device_ptr(gpu, x) as u64);
-        if self.captured.as_ref().is_none_or(|c| c.key != key) {
-            self.captured = None; // frees the old graph before capturing a new one
-            let stream = match &self.capture_stream {
-                Some(s) => s.clone(),
-                None => gpu.stream().fork().map_err(Error::driver("stream creation"))?,
-            };
-            self.capture_stream = Some(stream.clone());
-            let mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
-            stream.begin_capture(mode).map_err(Error::driver("stream capture"))?;
-            let queued = self.queue(gpu, &stream, &relax, r, x);
-            let graph =
-                stream.end_capture(CUgraphInstantiate_flags(0)).map_err(Error::driver("stream capture"));
-            queued?;
-            let graph = graph?.ok_or_else(|| Error::Library {
-                library: "CUDA",
-                what: "stream capture",
-                message: "the capture produced no graph".into(),
-            })?;
-            self.captured = Some(CapturedSweep { key, graph });
-        }
-        let graph = &self.captured.as_ref().unwrap().graph;
-        // Replayed on the GPU's own stream, so it runs in order with everything else; the
-        // graph's pointers are r's and x's, checked by the key above.
-        gpu.context().bind_to_thread().map_err(Error::driver("context binding"))?;
-        // SAFETY: a graph instantiated in this context; the buffers it uses are alive (the
-        // matrix and levels are borrowed or owned by self, r and x are the caller's).
-        unsafe { cudarc::driver::result::graph::launch(graph.cu_graph_exec(), gpu.stream().cu_stream()) }
-            .map_err(Error::driver("graph launch"))
+        let mut graph = std::mem::take(&mut self.graph);
+        let replayed = graph.run(gpu, key, |stream| self.queue(gpu, stream, &relax, r, x));
+        self.graph = graph;
+        replayed
     }
 
     /// Queues a whole sweep on `stream`: forward levels x -> tmp, backward levels tmp -> x.
@@ -357,7 +323,7 @@ fn queue_half_sweep<T: Scalar>(
         // diagonal, rhs, old, new): `count` rows listed, all < rows, each level after the
         // levels it depends on; vectors of `rows`.
         unsafe {
-            launch_on(gpu, stream, relax, Launch::warp_per_item(count as usize, 4), |a| {
+            gpu.launch_on(stream, relax, Launch::warp_per_item(count as usize, 4), |a| {
                 a.arg(&count).arg(&level_rows).arg(&forward);
                 a.arg(&m.csr.row_ptr).arg(&m.csr.col_idx).arg(&m.csr.values).arg(&m.diagonal);
                 a.arg(rhs).arg(old).arg(&mut *new);
@@ -365,24 +331,4 @@ fn queue_half_sweep<T: Scalar>(
         }
     }
     Ok(())
-}
-
-/// Queues a launch on `stream` (the GPU's own, or one being captured into a graph).
-///
-/// # Safety
-/// As [`Gpu::launch`]: `args` push exactly the kernel's arguments, buffers large enough.
-unsafe fn launch_on<'a>(
-    gpu: &Gpu,
-    stream: &'a CudaStream,
-    kernel: &'a Kernel,
-    launch: Launch,
-    args: impl FnOnce(&mut LaunchArgs<'a>),
-) -> Result<()> {
-    let config = launch.validate(kernel, gpu.props())?;
-    let mut builder = stream.launch_builder(&kernel.function);
-    args(&mut builder);
-    // SAFETY: the caller's contract.
-    unsafe { builder.launch(config) }
-        .map(drop)
-        .map_err(|source| Error::Launch { kernel: kernel.name.to_string(), source })
 }

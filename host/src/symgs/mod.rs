@@ -6,7 +6,8 @@
 //! - [`levels`]: level scheduling, one launch per level, optionally one CUDA graph per sweep.
 //! - [`sync_free`]: one launch per sweep direction, rows waiting on per-row done flags (or,
 //!   faster, on the values themselves).
-//! - [`multicolor`]: a *different* smoother (rows reordered by color), one launch per color.
+//! - [`multicolor`]: a *different* smoother (rows reordered by color, colored on the GPU), one
+//!   launch per color, replayed from a CUDA graph.
 //! - [`pcg`]: conjugate gradients preconditioned by one sweep (HPCG-like).
 //! - `vendor::cusparse_spsv`: the same sweep from cuSPARSE triangular solves (the baseline).
 //!

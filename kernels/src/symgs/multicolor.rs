@@ -1,17 +1,219 @@
-//! Multicolor SymGS, a different smoother from the sequential one: the host colors the rows
-//! so that no two neighbours share a color and renumbers the matrix color by color (rows of a
-//! color contiguous); the sweep then runs the colors in order, one launch each, and back in
-//! reverse order. The rows of one color neither read nor write each other's values, so each
-//! launch updates x in place with full parallelism.
+//! Multicolor SymGS, a different smoother from the sequential one: the rows are colored so
+//! that no two neighbours share a color (here, by Jones-Plassmann rounds on the GPU) and the
+//! host renumbers the matrix color by color (rows of a color contiguous); the sweep then runs
+//! the colors in order, one launch each, and back in reverse order. The rows of one color
+//! neither read nor write each other's values, so each launch updates x in place with full
+//! parallelism.
 
-use crate::device::Float;
-use crate::device::memory::load_nc;
+use crate::device::memory::{load_nc, load_volatile, store_volatile};
 use crate::device::thread::{index_1d, lane_id};
-use crate::device::warp;
+use crate::device::{Float, atomic, warp};
 
-/// Rows `first..first + count` (one color), in place: `x[i] = (r[i] - sum_j a_ij x[j] +
-/// a_ii x[i]) / a_ii`, `W` lanes per row (a power of two, 2..=32), two loads in flight per
-/// lane as in the SpMV vector kernel. Launch: `W` threads per row, blocks a multiple of 32.
+/// Bit 63 of a row's coloring state: not colored yet, its degree in the low 32 bits. A colored
+/// row's state is `round << 32 | color`, the round in which it took its color.
+const UNCOLORED: u64 = 1 << 63;
+
+/// `state[i] = UNCOLORED | degree`, the degree being row i's length in A, plus in A^T when
+/// `transposed != 0` (unsymmetric patterns: the host passes A^T's pattern). Launch: a thread
+/// per row.
+pub unsafe fn jp_init(
+    rows: u32,
+    transposed: u32,
+    row_ptr: *const u32,
+    t_row_ptr: *const u32,
+    state: *mut u64,
+) {
+    let i = index_1d();
+    if i < rows {
+        let i = i as usize;
+        // SAFETY: i < rows; both row pointers have rows + 1 entries.
+        unsafe {
+            let mut degree = load_nc(row_ptr.add(i + 1)) - load_nc(row_ptr.add(i));
+            if transposed != 0 {
+                degree += load_nc(t_row_ptr.add(i + 1)) - load_nc(t_row_ptr.add(i));
+            }
+            *state.add(i) = UNCOLORED | degree as u64;
+        }
+    }
+}
+
+/// A row's priority in `round`: with `degree_first`, larger degree first; ties (or every row,
+/// without it) by row order in the rounds before `row_order_rounds`, by a hash of the row
+/// after. Distinct rows always have distinct priorities (the hash is a bijection).
+#[inline(always)]
+fn priority(uncolored_state: u64, row: u32, round: u32, degree_first: u32, row_order_rounds: u32) -> u64 {
+    let degree = if degree_first != 0 { uncolored_state as u32 } else { 0 };
+    let tie = if round < row_order_rounds { !row } else { mix(row) };
+    (degree as u64) << 32 | tie as u64
+}
+
+/// MurmurHash3's 32-bit finalizer: a bijection of u32 that scatters consecutive rows.
+#[inline(always)]
+fn mix(mut h: u32) -> u32 {
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^ (h >> 16)
+}
+
+/// Scans the neighbours `col_idx[start..end]` of uncolored row `row` (priority `key`) in
+/// `round`: `None` if one not colored before this round has a higher priority (the row waits),
+/// else the colors in `base..base + 64` that neighbours colored earlier hold, as bits.
+///
+/// # Safety
+/// `start..end` is a row of a valid pattern whose columns are < rows; `state` has rows entries.
+#[inline(always)]
+unsafe fn scan_neighbours(
+    row: u32,
+    key: u64,
+    (start, end): (u32, u32),
+    col_idx: *const u32,
+    state: *const u64,
+    (round, degree_first, row_order_rounds, base): (u32, u32, u32, u32),
+) -> Option<u64> {
+    let mut used = 0u64;
+    for k in start..end {
+        // SAFETY: k < end <= nnz; the column is a row index (square matrix).
+        let j = unsafe { load_nc(col_idx.add(k as usize)) };
+        if j == row {
+            continue;
+        }
+        // Other threads store states in this launch: a volatile load sees either the state
+        // before the round or the one stored in it, and the decision is the same with both.
+        let s = unsafe { load_volatile(state.add(j as usize)) };
+        if s & UNCOLORED != 0 {
+            if priority(s, j, round, degree_first, row_order_rounds) > key {
+                return None;
+            }
+        } else if (s >> 32) as u32 == round {
+            // Colored in this round, so it beat all its uncolored neighbours, this row too.
+            return None;
+        } else {
+            let color = (s as u32).wrapping_sub(base);
+            if color < 64 {
+                used |= 1 << color;
+            }
+        }
+    }
+    Some(used)
+}
+
+/// One Jones-Plassmann round: every uncolored row whose priority beats those of all its
+/// neighbours uncolored at the start of the round takes the smallest color no neighbour
+/// holds, and adds itself to `colored`. Two neighbours never both win a round, so a winner's
+/// colored neighbours were all colored in earlier rounds: the result does not depend on the
+/// timing of the threads, and is the greedy (first-fit) coloring in priority order.
+/// Neighbours: the columns of A's row, and of A^T's when `transposed != 0`. Launch: a thread
+/// per row, blocks a multiple of 32 (the winners are counted per warp).
+pub unsafe fn jp_round(
+    rows: u32,
+    round: u32,
+    degree_first: u32,
+    row_order_rounds: u32,
+    transposed: u32,
+    row_ptr: *const u32,
+    col_idx: *const u32,
+    t_row_ptr: *const u32,
+    t_col_idx: *const u32,
+    state: *mut u64,
+    colored: *mut u32,
+) {
+    let i = index_1d();
+    let mut won = false;
+    if i < rows {
+        let r = i as usize;
+        // SAFETY: i < rows; only this thread stores state[i].
+        let own = unsafe { *state.add(r) };
+        if own & UNCOLORED != 0 {
+            let key = priority(own, i, round, degree_first, row_order_rounds);
+            // SAFETY: i < rows; both patterns have rows + 1 row pointers.
+            let (a_row, t_row) = unsafe {
+                (
+                    (load_nc(row_ptr.add(r)), load_nc(row_ptr.add(r + 1))),
+                    (load_nc(t_row_ptr.add(r)), load_nc(t_row_ptr.add(r + 1))),
+                )
+            };
+            // Colors in windows of 64: a second window only when 64 neighbours hold 0..64.
+            let mut base = 0u32;
+            loop {
+                let params = (round, degree_first, row_order_rounds, base);
+                // SAFETY: rows of valid patterns of a square matrix; state has rows entries.
+                let used = unsafe {
+                    scan_neighbours(i, key, a_row, col_idx, state, params).and_then(|used| {
+                        if transposed == 0 {
+                            Some(used)
+                        } else {
+                            scan_neighbours(i, key, t_row, t_col_idx, state, params).map(|t| used | t)
+                        }
+                    })
+                };
+                match used {
+                    None => break,
+                    Some(used) if used != u64::MAX => {
+                        let color = base + (!used).trailing_zeros();
+                        // SAFETY: i < rows.
+                        unsafe { store_volatile(state.add(r), (round as u64) << 32 | color as u64) };
+                        won = true;
+                        break;
+                    }
+                    Some(_) => base += 64,
+                }
+            }
+        }
+    }
+    let winners = warp::ballot(won);
+    if lane_id() == 0 && winners != 0 {
+        // SAFETY: `colored` is one counter.
+        unsafe { atomic::add(colored, winners.count_ones()) };
+    }
+}
+
+/// Sets `*unsymmetric = 1` if some stored a_ij (i != j) has no stored a_ji (columns sorted
+/// within rows, as `Csr` keeps them; a column >= rows counts as unsymmetric). Launch: a thread
+/// per row.
+pub unsafe fn pattern_unsymmetric(
+    rows: u32,
+    row_ptr: *const u32,
+    col_idx: *const u32,
+    unsymmetric: *mut u32,
+) {
+    let i = index_1d();
+    if i >= rows {
+        return;
+    }
+    // SAFETY: i < rows and every j checked < rows before its row is read; k < nnz.
+    unsafe {
+        for k in load_nc(row_ptr.add(i as usize))..load_nc(row_ptr.add(i as usize + 1)) {
+            let j = load_nc(col_idx.add(k as usize));
+            if j == i {
+                continue;
+            }
+            let found = j < rows && {
+                let (mut lo, mut hi) =
+                    (load_nc(row_ptr.add(j as usize)), load_nc(row_ptr.add(j as usize + 1)));
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    if load_nc(col_idx.add(mid as usize)) < i {
+                        lo = mid + 1;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                lo < load_nc(row_ptr.add(j as usize + 1)) && load_nc(col_idx.add(lo as usize)) == i
+            };
+            if !found {
+                *unsymmetric = 1;
+                return;
+            }
+        }
+    }
+}
+
+/// Rows `first..first + count` (one color), in place: `x[i] = (r[i] - sum_{j != i} a_ij x[j])
+/// / a_ii` from the matrix without its diagonal (`diagonal` apart), `W` lanes per row (a power
+/// of two, 2..=32), two loads in flight per lane as in the SpMV vector kernel. Launch: `W`
+/// threads per row, blocks a multiple of 32.
 #[inline(always)]
 pub unsafe fn relax_color<T: Float, const W: u32>(
     first: u32,
@@ -58,19 +260,29 @@ pub unsafe fn relax_color<T: Float, const W: u32>(
     }
     if lane == 0 && k < count {
         let i = row as usize;
-        // SAFETY: row < rows; only this group writes x[row].
-        unsafe {
-            *x.add(i) = super::relaxed(load_nc(r.add(i)), sum, load_nc(diagonal.add(i)), *x.add(i));
-        }
+        // SAFETY: row < rows; only this group writes x[row], and no row of this color reads it.
+        unsafe { *x.add(i) = (load_nc(r.add(i)) - sum) / load_nc(diagonal.add(i)) };
     }
 }
 
-/// `dst[i] = src[index[i]]` for i < n (into color order). Launch: a thread per element.
-pub unsafe fn gather<T: Float>(n: u32, index: *const u32, src: *const T, dst: *mut T) {
+/// `a_dst[i] = a_src[index[i]]`, `b_dst[i] = b_src[index[i]]` for i < n: two vectors into
+/// color order. Launch: a thread per element.
+pub unsafe fn gather2<T: Float>(
+    n: u32,
+    index: *const u32,
+    a_src: *const T,
+    a_dst: *mut T,
+    b_src: *const T,
+    b_dst: *mut T,
+) {
     let i = index_1d();
     if i < n {
         // SAFETY: i < n; the index is a permutation of 0..n.
-        unsafe { *dst.add(i as usize) = load_nc(src.add(load_nc(index.add(i as usize)) as usize)) };
+        unsafe {
+            let from = load_nc(index.add(i as usize)) as usize;
+            *a_dst.add(i as usize) = load_nc(a_src.add(from));
+            *b_dst.add(i as usize) = load_nc(b_src.add(from));
+        }
     }
 }
 
@@ -109,6 +321,61 @@ color_widths! {
 }
 
 f32_f64_kernels! {
-    symgs_gather_f32, symgs_gather_f64 => gather(n: u32, index: *const u32, src: *const T, dst: *mut T);
+    symgs_gather2_f32, symgs_gather2_f64 => gather2(n: u32, index: *const u32, a_src: *const T, a_dst: *mut T, b_src: *const T, b_dst: *mut T);
     symgs_scatter_f32, symgs_scatter_f64 => scatter(n: u32, index: *const u32, src: *const T, dst: *mut T);
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn symgs_jp_init(
+    rows: u32,
+    transposed: u32,
+    row_ptr: *const u32,
+    t_row_ptr: *const u32,
+    state: *mut u64,
+) {
+    // SAFETY: the host launches this entry point with the arguments it declares.
+    unsafe { jp_init(rows, transposed, row_ptr, t_row_ptr, state) }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn symgs_jp_round(
+    rows: u32,
+    round: u32,
+    degree_first: u32,
+    row_order_rounds: u32,
+    transposed: u32,
+    row_ptr: *const u32,
+    col_idx: *const u32,
+    t_row_ptr: *const u32,
+    t_col_idx: *const u32,
+    state: *mut u64,
+    colored: *mut u32,
+) {
+    // SAFETY: the host launches this entry point with the arguments it declares.
+    unsafe {
+        jp_round(
+            rows,
+            round,
+            degree_first,
+            row_order_rounds,
+            transposed,
+            row_ptr,
+            col_idx,
+            t_row_ptr,
+            t_col_idx,
+            state,
+            colored,
+        )
+    }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn symgs_pattern_unsymmetric(
+    rows: u32,
+    row_ptr: *const u32,
+    col_idx: *const u32,
+    unsymmetric: *mut u32,
+) {
+    // SAFETY: the host launches this entry point with the arguments it declares.
+    unsafe { pattern_unsymmetric(rows, row_ptr, col_idx, unsymmetric) }
 }
