@@ -119,7 +119,7 @@ pub fn levels_cpu<T>(a: &Csr<T>, direction: Direction) -> Levels {
 
 /// The levels of `direction`, computed on the GPU: every row's level by the sync-free
 /// kernel (`symgs_levels_sync_free`), then a counting sort by level (`symgs_level_counts`,
-/// prefix sums on the host, `symgs_level_scatter`).
+/// prefix sums on the host, `symgs_level_scatter`); each level's rows in ascending order.
 pub fn levels_gpu<T: Scalar>(gpu: &Gpu, m: &SymgsMatrix<T>, direction: Direction) -> Result<DeviceLevels> {
     if m.rows == 0 {
         return Ok(DeviceLevels { offsets: vec![0], rows: gpu.zeros(0)? });
@@ -175,7 +175,9 @@ pub fn levels_gpu<T: Scalar>(gpu: &Gpu, m: &SymgsMatrix<T>, direction: Direction
             a.arg(&rows).arg(&levels).arg(&level_plus_one).arg(&mut cursor).arg(&mut level_rows);
         })?;
     }
-    Ok(DeviceLevels { offsets, rows: level_rows })
+    // The scatter lists a level's rows in any order; sorted, every run hands the rows out in
+    // the same order (reproducible timings; no faster on an H100).
+    DeviceLevels { offsets, rows: level_rows }.to_host(gpu)?.upload(gpu)
 }
 
 /// Nanoseconds between two polls of a flag in the level analysis (0: spin; it runs once).

@@ -26,6 +26,10 @@ use crate::gpu::{CudaSlice, Gpu, Launch, PushKernelArg};
 /// warp waits at most for the rows that the other running warps hold, microseconds each).
 pub const DEFAULT_TIMEOUT_NS: u64 = 2_000_000_000;
 
+/// Lanes per row of the sweep kernels: a warp per row (see `kernels/src/symgs/sync_free.rs`
+/// for why it is passed at all).
+const LANES_PER_ROW: u32 = 32;
+
 /// Warps per block of the persistent launches.
 const WARPS_PER_BLOCK: u32 = 4;
 
@@ -204,17 +208,17 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
             // of `rows`; the 4 bytes of shared memory the sweep kernels use.
             unsafe {
                 match self.signal {
-                    // symgs_relax_sync_free_T(order_len, order, forward, epoch, timeout_ns,
+                    // symgs_relax_sync_free_T(lanes_per_row, order_len, order, forward, epoch, timeout_ns,
                     // backoff_ns, ticket, done, error, row_ptr, col_idx, values, diagonal, rhs,
                     // old, new)
                     Signal::DoneFlags => gpu.launch(&kernel, launch, |a| {
-                        a.arg(&rows).arg(order).arg(&forward).arg(&self.epoch);
+                        a.arg(&LANES_PER_ROW).arg(&rows).arg(order).arg(&forward).arg(&self.epoch);
                         a.arg(&self.timeout_ns).arg(&self.backoff_ns);
                         a.arg(&ticket).arg(&self.done).arg(&self.error);
                         a.arg(&m.csr.row_ptr).arg(&m.csr.col_idx).arg(&m.csr.values).arg(&m.diagonal);
                         a.arg(rhs).arg(old).arg(new);
                     })?,
-                    // symgs_mark_unset_T(n, v), then symgs_relax_sync_free_values_T(order_len,
+                    // symgs_mark_unset_T(n, v), then symgs_relax_sync_free_values_T(lanes_per_row, order_len,
                     // order, forward, timeout_ns, backoff_ns, ticket, error, row_ptr, col_idx,
                     // values, diagonal, rhs, old, new)
                     Signal::Value => {
@@ -222,7 +226,7 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
                             a.arg(&rows).arg(&mut *new);
                         })?;
                         gpu.launch(&kernel, launch, |a| {
-                            a.arg(&rows).arg(order).arg(&forward);
+                            a.arg(&LANES_PER_ROW).arg(&rows).arg(order).arg(&forward);
                             a.arg(&self.timeout_ns).arg(&self.backoff_ns);
                             a.arg(&ticket).arg(&self.error);
                             a.arg(&m.csr.row_ptr).arg(&m.csr.col_idx).arg(&m.csr.values).arg(&m.diagonal);
