@@ -268,18 +268,22 @@ unsafe fn sweep<T: Float, H: Handover<T>>(
             return; // the whole block leaves together
         }
         let k = (first + warp_id()) as usize * rows_per_warp as usize + group as usize;
+        // SAFETY (every access): k < order_len; the host lists rows < rows; j < end <= nnz;
+        // columns < rows; flags and vectors hold `rows` values.
         let row = if k < order_len as usize { unsafe { load_nc(order.add(k)) } } else { NO_ROW };
         let mut sum = T::ZERO;
         let mut own = (T::ZERO, T::ONE, T::ZERO);
         if row != NO_ROW {
             let r = row as usize;
             let (start, end) = unsafe { (load_nc(row_ptr.add(r)), load_nc(row_ptr.add(r + 1))) };
+            // The row's own terms, loaded before any wait: off the critical path.
             own = unsafe { (load_nc(rhs.add(r)), load_nc(diagonal.add(r)), load_nc(old.add(r))) };
             let mut j = start + lane;
             while j < end {
                 let col = unsafe { load_nc(col_idx.add(j as usize)) };
                 let a = unsafe { load_nc(values.add(j as usize)) };
                 let x = if updated_earlier(forward, row, col) {
+                    // A row given up on leaves the sum wrong: the host discards the sweep.
                     unsafe { handover.wait(new, col, row) }.unwrap_or(T::ZERO)
                 } else {
                     unsafe { load_nc(old.add(col as usize)) }
@@ -288,6 +292,7 @@ unsafe fn sweep<T: Float, H: Handover<T>>(
                 j += lanes_per_row;
             }
         }
+        // Every lane takes part in the shuffles, with a row or not.
         let sum = warp::reduce_sum_down(sum, lanes_per_row);
         if lane == 0 && row != NO_ROW {
             let (own_rhs, own_diagonal, own_old) = own;
