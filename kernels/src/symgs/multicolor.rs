@@ -16,7 +16,8 @@ const UNCOLORED: u64 = 1 << 63;
 /// `state[i] = UNCOLORED | degree`, the degree being row i's length in A, plus in A^T when
 /// `transposed != 0` (unsymmetric patterns: the host passes A^T's pattern). Launch: a thread
 /// per row.
-pub unsafe fn jp_init(
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn symgs_jp_init(
     rows: u32,
     transposed: u32,
     row_ptr: *const u32,
@@ -106,7 +107,8 @@ unsafe fn scan_neighbours(
 /// timing of the threads, and is the greedy (first-fit) coloring in priority order.
 /// Neighbours: the columns of A's row, and of A^T's when `transposed != 0`. Launch: a thread
 /// per row, blocks a multiple of 32 (the winners are counted per warp).
-pub unsafe fn jp_round(
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn symgs_jp_round(
     rows: u32,
     round: u32,
     degree_first: u32,
@@ -172,7 +174,8 @@ pub unsafe fn jp_round(
 /// Sets `*unsymmetric = 1` if some stored a_ij (i != j) has no stored a_ji (columns sorted
 /// within rows, as `Csr` keeps them; a column >= rows counts as unsymmetric). Launch: a thread
 /// per row.
-pub unsafe fn pattern_unsymmetric(
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn symgs_pattern_unsymmetric(
     rows: u32,
     row_ptr: *const u32,
     col_idx: *const u32,
@@ -323,59 +326,4 @@ color_widths! {
 f32_f64_kernels! {
     symgs_gather2_f32, symgs_gather2_f64 => gather2(n: u32, index: *const u32, a_src: *const T, a_dst: *mut T, b_src: *const T, b_dst: *mut T);
     symgs_scatter_f32, symgs_scatter_f64 => scatter(n: u32, index: *const u32, src: *const T, dst: *mut T);
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn symgs_jp_init(
-    rows: u32,
-    transposed: u32,
-    row_ptr: *const u32,
-    t_row_ptr: *const u32,
-    state: *mut u64,
-) {
-    // SAFETY: the host launches this entry point with the arguments it declares.
-    unsafe { jp_init(rows, transposed, row_ptr, t_row_ptr, state) }
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn symgs_jp_round(
-    rows: u32,
-    round: u32,
-    degree_first: u32,
-    row_order_rounds: u32,
-    transposed: u32,
-    row_ptr: *const u32,
-    col_idx: *const u32,
-    t_row_ptr: *const u32,
-    t_col_idx: *const u32,
-    state: *mut u64,
-    colored: *mut u32,
-) {
-    // SAFETY: the host launches this entry point with the arguments it declares.
-    unsafe {
-        jp_round(
-            rows,
-            round,
-            degree_first,
-            row_order_rounds,
-            transposed,
-            row_ptr,
-            col_idx,
-            t_row_ptr,
-            t_col_idx,
-            state,
-            colored,
-        )
-    }
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn symgs_pattern_unsymmetric(
-    rows: u32,
-    row_ptr: *const u32,
-    col_idx: *const u32,
-    unsymmetric: *mut u32,
-) {
-    // SAFETY: the host launches this entry point with the arguments it declares.
-    unsafe { pattern_unsymmetric(rows, row_ptr, col_idx, unsymmetric) }
 }
