@@ -25,7 +25,7 @@ use crate::device::thread::{
 };
 use crate::device::{Float, warp};
 
-use super::{relaxed, updated_earlier};
+use super::updated_earlier;
 
 /// Polls of a wait between two looks at `error` and the clock.
 const POLLS_PER_CHECK: u32 = 64;
@@ -272,12 +272,16 @@ unsafe fn sweep<T: Float, H: Handover<T>>(
         // columns < rows; flags and vectors hold `rows` values.
         let row = if k < order_len as usize { unsafe { load_nc(order.add(k)) } } else { NO_ROW };
         let mut sum = T::ZERO;
-        let mut own = (T::ZERO, T::ONE, T::ZERO);
+        let mut own = (T::ZERO, T::ONE);
         if row != NO_ROW {
             let r = row as usize;
             let (start, end) = unsafe { (load_nc(row_ptr.add(r)), load_nc(row_ptr.add(r + 1))) };
-            // The row's own terms, loaded before any wait: off the critical path.
-            own = unsafe { (load_nc(rhs.add(r)), load_nc(diagonal.add(r)), load_nc(old.add(r))) };
+            // The row's own terms, `rhs + a_ii old` and `1 / a_ii`, before any wait: the
+            // division is then off the critical path (`relaxed` with one more rounding; 4%
+            // faster on the 27-point stencil 128^3 on an H100).
+            let (own_rhs, own_diagonal, own_old) =
+                unsafe { (load_nc(rhs.add(r)), load_nc(diagonal.add(r)), load_nc(old.add(r))) };
+            own = (own_rhs + own_diagonal * own_old, T::ONE / own_diagonal);
             let mut j = start + lane;
             while j < end {
                 let col = unsafe { load_nc(col_idx.add(j as usize)) };
@@ -295,8 +299,8 @@ unsafe fn sweep<T: Float, H: Handover<T>>(
         // Every lane takes part in the shuffles, with a row or not.
         let sum = warp::reduce_sum_down(sum, lanes_per_row);
         if lane == 0 && row != NO_ROW {
-            let (own_rhs, own_diagonal, own_old) = own;
-            unsafe { handover.publish(new, row, relaxed(own_rhs, sum, own_diagonal, own_old)) };
+            let (own_terms, inverse_diagonal) = own;
+            unsafe { handover.publish(new, row, (own_terms - sum) * inverse_diagonal) };
         }
     }
 }
