@@ -65,10 +65,32 @@ pub(crate) fn timeout_error(what: &'static str, row: u32, timeout_ns: u64) -> Er
     }
 }
 
+/// The rows of `levels` in order, each as `[row, first nonzero, end nonzero, 0]`.
+fn order_entries<T: Scalar>(
+    gpu: &Gpu,
+    matrix: &SymgsMatrix<T>,
+    levels: &DeviceLevels,
+) -> Result<CudaSlice<u32>> {
+    let row_ptr = gpu.download(&matrix.csr.row_ptr)?;
+    let mut entries = Vec::with_capacity(4 * matrix.rows);
+    for row in gpu.download(&levels.rows)? {
+        let r = row as usize;
+        if r >= matrix.rows {
+            return Err(Error::InvalidInput(format!(
+                "level lists name row {row} of a matrix of {}",
+                matrix.rows
+            )));
+        }
+        entries.extend([row, row_ptr[r], row_ptr[r + 1], 0]);
+    }
+    gpu.upload(&entries)
+}
+
 /// The sync-free smoother on one matrix.
 pub struct SyncFreeSmoother<'a, T> {
     matrix: &'a SymgsMatrix<T>,
-    /// The order rows are handed out in, per direction: level by level.
+    /// The order rows are handed out in, per direction, level by level: each entry the row,
+    /// its first and its end nonzero, and padding (see `kernels/src/symgs/sync_free.rs`).
     forward_order: CudaSlice<u32>,
     backward_order: CudaSlice<u32>,
     tmp: CudaSlice<T>,
@@ -113,8 +135,8 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         }
         Ok(SyncFreeSmoother {
             matrix,
-            forward_order: forward.rows,
-            backward_order: backward.rows,
+            forward_order: order_entries(gpu, matrix, &forward)?,
+            backward_order: order_entries(gpu, matrix, &backward)?,
             tmp: gpu.zeros(matrix.rows)?,
             done: gpu.zeros(matrix.rows)?,
             tickets: gpu.zeros(2)?,
@@ -204,23 +226,22 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
                     Direction::Backward => (&self.backward_order, rhs_of(r, &self.tmp), &self.tmp, x),
                 };
             // SAFETY (every launch): the arguments of the entry points named, on a checked
-            // square matrix, `order` a dependency order of its `rows` rows; flags and vectors
-            // of `rows`; the 4 bytes of shared memory the sweep kernels use.
+            // square matrix, `order` a dependency order of its `rows` rows with their extents;
+            // flags and vectors of `rows`; the 4 bytes of shared memory the sweep kernels use.
             unsafe {
                 match self.signal {
                     // symgs_relax_sync_free_T(lanes_per_row, order_len, order, forward, epoch, timeout_ns,
-                    // backoff_ns, ticket, done, error, row_ptr, col_idx, values, diagonal, rhs,
-                    // old, new)
+                    // backoff_ns, ticket, done, error, col_idx, values, diagonal, rhs, old, new)
                     Signal::DoneFlags => gpu.launch(&kernel, launch, |a| {
                         a.arg(&LANES_PER_ROW).arg(&rows).arg(order).arg(&forward).arg(&self.epoch);
                         a.arg(&self.timeout_ns).arg(&self.backoff_ns);
                         a.arg(&ticket).arg(&self.done).arg(&self.error);
-                        a.arg(&m.csr.row_ptr).arg(&m.csr.col_idx).arg(&m.csr.values).arg(&m.diagonal);
+                        a.arg(&m.csr.col_idx).arg(&m.csr.values).arg(&m.diagonal);
                         a.arg(rhs).arg(old).arg(new);
                     })?,
                     // symgs_mark_unset_T(n, v), then symgs_relax_sync_free_values_T(lanes_per_row, order_len,
-                    // order, forward, timeout_ns, backoff_ns, ticket, error, row_ptr, col_idx,
-                    // values, diagonal, rhs, old, new)
+                    // order, forward, timeout_ns, backoff_ns, ticket, error, col_idx, values,
+                    // diagonal, rhs, old, new)
                     Signal::Value => {
                         gpu.launch(&mark_unset, Launch::linear(m.rows, 256), |a| {
                             a.arg(&rows).arg(&mut *new);
@@ -229,7 +250,7 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
                             a.arg(&LANES_PER_ROW).arg(&rows).arg(order).arg(&forward);
                             a.arg(&self.timeout_ns).arg(&self.backoff_ns);
                             a.arg(&ticket).arg(&self.error);
-                            a.arg(&m.csr.row_ptr).arg(&m.csr.col_idx).arg(&m.csr.values).arg(&m.diagonal);
+                            a.arg(&m.csr.col_idx).arg(&m.csr.values).arg(&m.diagonal);
                             a.arg(rhs).arg(old).arg(new);
                         })?
                     }

@@ -18,7 +18,7 @@
 //! error instead of hanging.
 
 use crate::device::atomic;
-use crate::device::memory::{load_acquire, load_nc, load_volatile, store_release, store_volatile};
+use crate::device::memory::{load_acquire, load_nc, load_quad, load_volatile, store_release, store_volatile};
 use crate::device::shared;
 use crate::device::thread::{
     WARP_SIZE, block_dim_x, global_timer_ns, lane_id, nanosleep, sync_threads, thread_idx_x, warp_id,
@@ -227,9 +227,13 @@ impl<T: Float + Unset> Handover<T> for ValueSignal {
 
 /// One sweep direction, out of place (see the module `symgs`), `lanes_per_row` lanes per row
 /// (the host passes 32: a warp per row). Rows come in the sequence `order` (a dependency
-/// order: the host passes the rows level by level), a block's worth at a time: ticket t gives
-/// the block's warps entries `t * warps ..` of `order` (`32 / lanes_per_row` each), so one
-/// atomic serves a whole block. The ticket starts at 0 for every launch.
+/// order: the host passes the rows level by level), each entry four values: the row, its
+/// first and its end nonzero, and padding: one 16-byte load gives a row and its extent, a
+/// round trip to memory fewer than reading `row_ptr` after `order` (2% faster on the random
+/// matrix of the benchmark, the same on the 27-point stencil; H100). They come a block's
+/// worth at a time: ticket t gives the block's warps entries `t * warps ..` of `order`
+/// (`32 / lanes_per_row` each), so one atomic serves a whole block. The ticket starts at 0
+/// for every launch.
 ///
 /// `lanes_per_row` is a launch argument rather than the constant 32 because the compiler
 /// then lays the loops out differently, and the sweep is faster: 2.55 against 2.92 ms per
@@ -237,6 +241,9 @@ impl<T: Float + Unset> Handover<T> for ValueSignal {
 /// Fewer lanes (several rows per warp) would need the rows of a warp to share a level (a
 /// warp must never wait on itself); measured with padded orders, they were slower on the
 /// 27-nonzero rows of the benchmark matrices (3.7 ms and more), so the host does not offer it.
+/// Letting a warp's rows wait on each other instead (each group of lanes reducing on its own,
+/// which independent thread scheduling allows) was slower still: 8.2 ms with 8 lanes a row on
+/// the random matrix, as the warp runs its groups' polling loops one after another.
 ///
 /// No deadlock: a row depends only on rows earlier in `order`, so on smaller tickets (taken
 /// by running blocks, or by this one in an earlier round, finished) or on an earlier entry of
@@ -249,7 +256,6 @@ unsafe fn sweep<T: Float, H: Handover<T>>(
     order: *const u32,
     forward: u32,
     ticket: *mut u32,
-    row_ptr: *const u32,
     col_idx: *const u32,
     values: *const T,
     diagonal: *const T,
@@ -268,14 +274,15 @@ unsafe fn sweep<T: Float, H: Handover<T>>(
             return; // the whole block leaves together
         }
         let k = (first + warp_id()) as usize * rows_per_warp as usize + group as usize;
-        // SAFETY (every access): k < order_len; the host lists rows < rows; j < end <= nnz;
+        // SAFETY (every access): k < order_len; the host lists rows < rows with their extents
+        // (16-byte aligned entries); j < end <= nnz;
         // columns < rows; flags and vectors hold `rows` values.
-        let row = if k < order_len as usize { unsafe { load_nc(order.add(k)) } } else { NO_ROW };
+        let [row, start, end, _] =
+            if k < order_len as usize { unsafe { load_quad(order.add(4 * k)) } } else { [NO_ROW; 4] };
         let mut sum = T::ZERO;
         let mut own = (T::ZERO, T::ONE);
         if row != NO_ROW {
             let r = row as usize;
-            let (start, end) = unsafe { (load_nc(row_ptr.add(r)), load_nc(row_ptr.add(r + 1))) };
             // The row's own terms, `rhs + a_ii old` and `1 / a_ii`, before any wait: the
             // division is then off the critical path (`relaxed` with one more rounding; 4%
             // faster on the 27-point stencil 128^3 on an H100).
@@ -322,7 +329,6 @@ pub unsafe fn relax_sync_free<T: Float>(
     ticket: *mut u32,
     done: *mut u32,
     error: *mut u32,
-    row_ptr: *const u32,
     col_idx: *const u32,
     values: *const T,
     diagonal: *const T,
@@ -340,7 +346,6 @@ pub unsafe fn relax_sync_free<T: Float>(
             order,
             forward,
             ticket,
-            row_ptr,
             col_idx,
             values,
             diagonal,
@@ -362,7 +367,6 @@ pub unsafe fn relax_sync_free_values<T: Float + Unset>(
     backoff_ns: u32,
     ticket: *mut u32,
     error: *mut u32,
-    row_ptr: *const u32,
     col_idx: *const u32,
     values: *const T,
     diagonal: *const T,
@@ -380,7 +384,6 @@ pub unsafe fn relax_sync_free_values<T: Float + Unset>(
             order,
             forward,
             ticket,
-            row_ptr,
             col_idx,
             values,
             diagonal,
@@ -496,7 +499,7 @@ pub unsafe extern "ptx-kernel" fn symgs_level_scatter(
 }
 
 f32_f64_kernels! {
-    symgs_relax_sync_free_values_f32, symgs_relax_sync_free_values_f64 => relax_sync_free_values(lanes_per_row: u32, order_len: u32, order: *const u32, forward: u32, timeout_ns: u64, backoff_ns: u32, ticket: *mut u32, error: *mut u32, row_ptr: *const u32, col_idx: *const u32, values: *const T, diagonal: *const T, rhs: *const T, old: *const T, new: *mut T);
+    symgs_relax_sync_free_values_f32, symgs_relax_sync_free_values_f64 => relax_sync_free_values(lanes_per_row: u32, order_len: u32, order: *const u32, forward: u32, timeout_ns: u64, backoff_ns: u32, ticket: *mut u32, error: *mut u32, col_idx: *const u32, values: *const T, diagonal: *const T, rhs: *const T, old: *const T, new: *mut T);
     symgs_mark_unset_f32, symgs_mark_unset_f64 => mark_unset(n: u32, v: *mut T);
-    symgs_relax_sync_free_f32, symgs_relax_sync_free_f64 => relax_sync_free(lanes_per_row: u32, order_len: u32, order: *const u32, forward: u32, epoch: u32, timeout_ns: u64, backoff_ns: u32, ticket: *mut u32, done: *mut u32, error: *mut u32, row_ptr: *const u32, col_idx: *const u32, values: *const T, diagonal: *const T, rhs: *const T, old: *const T, new: *mut T);
+    symgs_relax_sync_free_f32, symgs_relax_sync_free_f64 => relax_sync_free(lanes_per_row: u32, order_len: u32, order: *const u32, forward: u32, epoch: u32, timeout_ns: u64, backoff_ns: u32, ticket: *mut u32, done: *mut u32, error: *mut u32, col_idx: *const u32, values: *const T, diagonal: *const T, rhs: *const T, old: *const T, new: *mut T);
 }
