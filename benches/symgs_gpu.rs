@@ -172,19 +172,18 @@ impl Bench<'_> {
         // The sync-free smoother: done flags (as specified) or the value as the signal, with
         // 64 warps per SM (full) or fewer in flight.
         if selected("sync-free") {
-            for (signal, blocks_per_sm) in [
+            for (signal, warps_per_sm) in [
+                (Signal::DoneFlags, 64),
                 (Signal::DoneFlags, 16),
-                (Signal::DoneFlags, 4),
+                (Signal::Value, 64),
                 (Signal::Value, 16),
-                (Signal::Value, 4),
-                (Signal::Value, 2),
+                (Signal::Value, 8),
             ] {
                 let smoother = SyncFreeSmoother::new(gpu, &m)
                     .unwrap()
                     .with_signal(signal)
-                    .with_blocks_per_sm(blocks_per_sm);
-                let notes =
-                    format!("signal={signal:?}, {} warps per SM, rows in level order", 4 * blocks_per_sm);
+                    .with_warps_per_sm(warps_per_sm);
+                let notes = format!("signal={signal:?}, {warps_per_sm} warps per SM, rows in level order");
                 smoothers.push((Box::new(smoother), notes));
             }
         }
@@ -348,7 +347,7 @@ impl Bench<'_> {
         if selected("sync-free") {
             smoothers.push(Some(Box::new(SyncFreeSmoother::new(gpu, &m).unwrap())));
             smoothers.push(Some(Box::new(
-                SyncFreeSmoother::new(gpu, &m).unwrap().with_signal(Signal::Value).with_blocks_per_sm(4),
+                SyncFreeSmoother::new(gpu, &m).unwrap().with_signal(Signal::Value).with_warps_per_sm(16),
             )));
         }
         if selected("multicolor") {

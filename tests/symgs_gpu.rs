@@ -75,9 +75,9 @@ fn exact_order_smoothers<'a, T: Scalar>(
         Box::new(levels_from_host),
         Box::new(SyncFreeSmoother::new(gpu, m).unwrap()),
         Box::new(sync_free_from_host),
-        Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_backoff_ns(100).with_blocks_per_sm(4)),
+        Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_backoff_ns(100).with_warps_per_sm(16)),
         Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_signal(Signal::Value)),
-        Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_signal(Signal::Value).with_blocks_per_sm(1)),
+        Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_signal(Signal::Value).with_warps_per_sm(8)),
         Box::new(CusparseSymgs::new(gpu, lib, m, a).unwrap()),
     ]
 }

@@ -16,7 +16,7 @@
 
 use cudarc::driver::CudaStream;
 
-use super::sync_free::{DEFAULT_TIMEOUT_NS, FULL_BLOCKS_PER_SM, persistent_launch, timeout_error};
+use super::sync_free::{DEFAULT_TIMEOUT_NS, FULL_WARPS_PER_SM, persistent_launch, timeout_error};
 use super::{Direction, Smoother, SymgsMatrix, forward_flag, rhs_of};
 use crate::Scalar;
 use crate::error::{Error, Result};
@@ -135,7 +135,7 @@ pub fn levels_gpu<T: Scalar>(gpu: &Gpu, m: &SymgsMatrix<T>, direction: Direction
     // row_ptr, col_idx, level_plus_one, depth) on a checked square matrix; flags of `rows`,
     // zeroed.
     unsafe {
-        gpu.launch(&find, persistent_launch(gpu, m.rows, FULL_BLOCKS_PER_SM), |a| {
+        gpu.launch(&find, persistent_launch(gpu, m.rows, FULL_WARPS_PER_SM), |a| {
             a.arg(&rows).arg(&forward).arg(&DEFAULT_TIMEOUT_NS).arg(&LEVELS_BACKOFF_NS);
             a.arg(&mut ticket).arg(&mut error);
             a.arg(&m.csr.row_ptr).arg(&m.csr.col_idx).arg(&mut level_plus_one).arg(&mut depth);

@@ -1,5 +1,5 @@
 //! The sync-free smoother: one launch per sweep direction. Blocks take rows from an atomic
-//! ticket, four at a time (a warp each), and wait on the rows they depend on, so a sweep costs
+//! ticket, eight at a time (a warp each), and wait on the rows they depend on, so a sweep costs
 //! the longest dependency chain instead of a launch per level. A finished row signals through
 //! a done flag (release store; waiters poll, then acquire), as specified, or through its value
 //! itself ([`Signal::Value`]: one load per hand-over, no fence). Waits are bounded: one
@@ -30,17 +30,20 @@ pub const DEFAULT_TIMEOUT_NS: u64 = 2_000_000_000;
 /// for why it is passed at all).
 const LANES_PER_ROW: u32 = 32;
 
-/// Warps per block of the persistent launches.
-const WARPS_PER_BLOCK: u32 = 4;
+/// Warps per block of the persistent launches: a sweep's block takes one ticket for all its
+/// warps, and the one ticket counter serves every block. Measured on an H100 (ms per sweep,
+/// stencil / random SPD of the benchmark): 2 warps 3.08 / 3.17, 4 warps 2.44-2.46 / 2.53, 8
+/// warps 2.45 / 2.44, 16 warps 2.49 / 2.47: fewer atomics on the counter, against more warps
+/// held up at each block's barrier.
+const WARPS_PER_BLOCK: u32 = 8;
 
-/// Blocks per SM of a persistent launch by default: 16 blocks of 4 warps, the H100's 64
-/// resident warps per SM.
-pub const FULL_BLOCKS_PER_SM: u32 = 16;
+/// Warps per SM of a persistent launch by default: the H100's 64 resident warps per SM.
+pub const FULL_WARPS_PER_SM: u32 = 64;
 
-/// A grid of `blocks_per_sm` blocks of 4 warps per SM, or about one warp per row when there
-/// are fewer rows.
-pub(crate) fn persistent_launch(gpu: &Gpu, rows: usize, blocks_per_sm: u32) -> Launch {
-    let warps = rows.min((gpu.props().sm_count * blocks_per_sm * WARPS_PER_BLOCK) as usize);
+/// A grid of `warps_per_sm` warps per SM (a multiple of 8) in blocks of 8, or about one warp
+/// per row when there are fewer rows.
+pub(crate) fn persistent_launch(gpu: &Gpu, rows: usize, warps_per_sm: u32) -> Launch {
+    let warps = rows.min((gpu.props().sm_count * warps_per_sm) as usize);
     Launch::warp_per_item(warps.max(1), WARPS_PER_BLOCK)
 }
 
@@ -103,7 +106,7 @@ pub struct SyncFreeSmoother<'a, T> {
     /// The number of the last half-sweep run.
     epoch: u32,
     signal: Signal,
-    blocks_per_sm: u32,
+    warps_per_sm: u32,
     timeout_ns: u64,
     backoff_ns: u32,
     first_ticket: u32,
@@ -143,7 +146,7 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
             error: gpu.zeros(1)?,
             epoch: 0,
             signal: Signal::DoneFlags,
-            blocks_per_sm: FULL_BLOCKS_PER_SM,
+            warps_per_sm: FULL_WARPS_PER_SM,
             timeout_ns: DEFAULT_TIMEOUT_NS,
             backoff_ns: 0,
             first_ticket: 0,
@@ -172,15 +175,16 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         self
     }
 
-    /// Runs `blocks` blocks of 4 warps per SM (1..=16, default 16): fewer warps in flight,
-    /// fewer polls competing with the rows being computed.
-    pub fn with_blocks_per_sm(mut self, blocks: u32) -> Self {
-        self.blocks_per_sm = blocks.clamp(1, FULL_BLOCKS_PER_SM);
+    /// Runs `warps` warps per SM (rounded down to a multiple of 8, 8..=64, default 64): fewer
+    /// warps in flight, fewer polls competing with the rows being computed.
+    pub fn with_warps_per_sm(mut self, warps: u32) -> Self {
+        self.warps_per_sm =
+            (warps / WARPS_PER_BLOCK * WARPS_PER_BLOCK).clamp(WARPS_PER_BLOCK, FULL_WARPS_PER_SM);
         self
     }
 
     /// Test hook: hands out tickets from `first` instead of 0, so that the first rows of the
-    /// order (4 per ticket) are never computed and the rows depending on them must time out
+    /// order (8 per ticket) are never computed and the rows depending on them must time out
     /// (how the tests check that a stuck wait ends in an error, not a hang).
     #[doc(hidden)]
     pub fn start_tickets_at(&mut self, first: u32) {
@@ -215,7 +219,7 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         let mark_unset = gpu.kernel(T::pick(("symgs_mark_unset_f32", "symgs_mark_unset_f64")))?;
         let m = self.matrix;
         let rows = m.rows as u32;
-        let launch = persistent_launch(gpu, m.rows, self.blocks_per_sm).shared(16);
+        let launch = persistent_launch(gpu, m.rows, self.warps_per_sm).shared(16);
         for (k, direction) in [Direction::Forward, Direction::Backward].into_iter().enumerate() {
             self.epoch += 1;
             let forward = forward_flag(direction);
@@ -274,8 +278,8 @@ impl<T: Scalar> Smoother<T> for SyncFreeSmoother<'_, T> {
             Signal::DoneFlags => "sync-free".to_string(),
             Signal::Value => "sync-free-values".to_string(),
         };
-        if self.blocks_per_sm != FULL_BLOCKS_PER_SM {
-            name += &format!("-{}warps-per-sm", self.blocks_per_sm * WARPS_PER_BLOCK);
+        if self.warps_per_sm != FULL_WARPS_PER_SM {
+            name += &format!("-{}warps-per-sm", self.warps_per_sm);
         }
         if self.backoff_ns != 0 {
             name += &format!("-backoff{}ns", self.backoff_ns);
