@@ -12,9 +12,9 @@
 //! 128^3 on an H100, against 7 ms on a random matrix of the same size); in level order the
 //! rows in flight are whole levels of independent rows.
 //!
-//! Measured on an H100 at 4dafc1f, f64, ms per symmetric sweep (stencil27 128^3 / random SPD
-//! 2 M rows): done flags 4.52 / 4.48 (16 warps per SM: 7.1 / 8.4), value as the signal 2.44 /
-//! 2.47 (16 warps per SM: 5.3 / 6.2; 8: 10.3 / 11.7); cuSPARSE's SpSV-based sweep 4.12 / 3.19.
+//! Measured on an H100 at 95d3f95, f64, ms per symmetric sweep (stencil27 128^3 / random SPD
+//! 2 M rows): done flags 4.43 / 4.29 (16 warps per SM: 7.2 / 8.6), value as the signal 2.45 /
+//! 2.39 (16 warps per SM: 5.4 / 6.3; 8: 10.4 / 11.9); cuSPARSE's SpSV-based sweep 4.14 / 3.19.
 
 use super::levels::{DeviceLevels, levels_gpu};
 use super::{Direction, Smoother, SymgsMatrix, forward_flag, rhs_of};
