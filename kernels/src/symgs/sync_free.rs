@@ -275,8 +275,8 @@ unsafe fn sweep<T: Float, H: Handover<T>>(
         }
         let k = (first + warp_id()) as usize * rows_per_warp as usize + group as usize;
         // SAFETY (every access): k < order_len; the host lists rows < rows with their extents
-        // (16-byte aligned entries); j < end <= nnz;
-        // columns < rows; flags and vectors hold `rows` values.
+        // (16-byte aligned entries); j < end <= nnz; columns < rows; flags and vectors hold
+        // `rows` values.
         let [row, start, end, _] =
             if k < order_len as usize { unsafe { load_quad(order.add(4 * k)) } } else { [NO_ROW; 4] };
         let mut sum = T::ZERO;
