@@ -280,3 +280,66 @@ fn errors_name_the_problem() {
     let err = unsafe { gpu.launch(&k, Launch::linear(32, 2048), |_| {}) }.unwrap_err();
     assert!(matches!(err, Error::LaunchConfig { .. }) && err.to_string().contains("test_vote"), "{err}");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn async_copies_land_with_zero_fill() {
+    let gpu = gpu();
+    let k = gpu.kernel("test_cp_async").unwrap();
+    let src: Vec<f32> = (0..128).map(|i| i as f32 + 1.0).collect();
+    // 0, 4, 8, 12 or 16 valid bytes per thread: whole values copied, the rest zero.
+    let valid: Vec<u32> = (0..32).map(|t| 4 * (t % 5)).collect();
+    let (dsrc, dvalid) = (gpu.upload(&src).unwrap(), gpu.upload(&valid).unwrap());
+    let mut out = gpu.filled(192, f32::NAN).unwrap();
+    unsafe {
+        gpu.launch(&k, Launch::linear(32, 32).shared(768), |x| {
+            x.arg(&dsrc).arg(&dvalid).arg(&mut out);
+        })
+    }
+    .unwrap();
+    let out = gpu.download(&out).unwrap();
+    for t in 0..32 {
+        let values = |width: usize, valid_bytes: u32| -> Vec<f32> {
+            (0..width).map(|k| if 4 * k < valid_bytes as usize { src[4 * t + k] } else { 0.0 }).collect()
+        };
+        assert_eq!(out[4 * t..4 * t + 4], values(4, valid[t])[..], "16-byte copy of thread {t}");
+        assert_eq!(
+            out[128 + 2 * t..128 + 2 * t + 2],
+            values(2, valid[t].min(8))[..],
+            "8-byte copy of thread {t}"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn dmma_m16n8k8_fragments_multiply() {
+    let gpu = gpu();
+    if gpu.ptx_arch() < 90 {
+        eprintln!(
+            "SKIPPED dmma_m16n8k8_fragments_multiply: needs sm_90, this GPU runs the sm_{} PTX",
+            gpu.ptx_arch()
+        );
+        return;
+    }
+    let k = gpu.kernel("test_dmma_m16n8k8").unwrap();
+    // Small integers: every product and sum is exact, so the check is equality.
+    let a: Vec<f64> = (0..128).map(|i| ((i * 7) % 11) as f64 - 5.0).collect();
+    let b: Vec<f64> = (0..64).map(|i| ((i * 5) % 9) as f64 - 4.0).collect();
+    let c: Vec<f64> = (0..128).map(|i| (i % 13) as f64).collect();
+    let mut expect = c.clone();
+    for row in 0..16 {
+        for col in 0..8 {
+            expect[row * 8 + col] += (0..8).map(|kk| a[row * 8 + kk] * b[kk * 8 + col]).sum::<f64>();
+        }
+    }
+    let (da, db, dc) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap(), gpu.upload(&c).unwrap());
+    let mut d = gpu.filled(128, f64::NAN).unwrap();
+    unsafe {
+        gpu.launch(&k, Launch::linear(32, 32), |x| {
+            x.arg(&da).arg(&db).arg(&dc).arg(&mut d);
+        })
+    }
+    .unwrap();
+    assert_eq!(gpu.download(&d).unwrap(), expect);
+}

@@ -7,7 +7,9 @@ use crate::device::thread::{
     block_dim_x, block_idx_x, grid_dim_x, index_1d, index_2d, lane_id, sync_threads, thread_idx_x,
 };
 use crate::device::warp::{self, Shuffle};
-use crate::device::{atomic, block};
+use crate::device::{atomic, block, pipeline};
+#[cfg(target_feature = "sm_90")]
+use crate::device::mma;
 
 /// out[4 * i..] = (index_1d, thread_idx_x, block_idx_x, block_dim_x * grid_dim_x), any 1D launch.
 #[unsafe(no_mangle)]
@@ -228,6 +230,57 @@ pub unsafe extern "ptx-kernel" fn test_load_nc(
             *out32.add(i as usize) = 2.0 * f32::load_nc(in32.add(i as usize));
             *out64.add(i as usize) = 2.0 * memory::load_nc(in64.add(i as usize));
         }
+    }
+}
+
+/// Asynchronous copies: thread t copies the first `valid[t]` bytes of `src[4 t..4 t + 4]` to
+/// shared memory with a 16-byte and with an 8-byte `cp.async` (the 8-byte one at most 8
+/// bytes), in two groups, waits for both, and writes both shared arrays out: `out[..128]` the
+/// 16-byte copies, `out[128..192]` the 8-byte ones; zero past the valid bytes. One block of 32
+/// threads; shared bytes: 768.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn test_cp_async(src: *const f32, valid: *const u32, out: *mut f32) {
+    let t = thread_idx_x();
+    let wide = shared::dynamic::<f32>();
+    let narrow = wide.after::<f32>(128);
+    // SAFETY: t < 32; src holds 128 values, valid 32; the shared arrays 128 and 64 values,
+    // 16-byte aligned, read only after the wait and the barrier.
+    unsafe {
+        let bytes = *valid.add(t as usize);
+        pipeline::copy_16(wide, 4 * t, src.add(4 * t as usize), bytes);
+        pipeline::commit();
+        pipeline::copy_8(narrow, 2 * t, src.add(4 * t as usize), bytes.min(8));
+        pipeline::commit();
+        pipeline::wait_pending(1); // the 16-byte group has landed
+        pipeline::wait_pending(0);
+        sync_threads();
+        for k in 0..4 {
+            *out.add((4 * t + k) as usize) = wide.get(4 * t + k);
+        }
+        for k in 0..2 {
+            *out.add((128 + 2 * t + k) as usize) = narrow.get(2 * t + k);
+        }
+    }
+}
+
+/// One `dmma_m16n8k8`: D = A B + C for row-major A (16 x 8), B (8 x 8), C and D (16 x 8),
+/// through the fragment layout the primitive documents. One warp; sm_90 only.
+#[cfg(target_feature = "sm_90")]
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn test_dmma_m16n8k8(a: *const f64, b: *const f64, c: *const f64, d: *mut f64) {
+    let (g, t) = ((lane_id() / 4) as usize, (lane_id() % 4) as usize);
+    // SAFETY: g < 8, t < 4: every index below is inside the 16 x 8 and 8 x 8 matrices.
+    unsafe {
+        let a_at = |row: usize, col: usize| *a.add(row * 8 + col);
+        let c_at = |row: usize, col: usize| *c.add(row * 8 + col);
+        let fa = [a_at(g, t), a_at(g + 8, t), a_at(g, t + 4), a_at(g + 8, t + 4)];
+        let fb = [*b.add(t * 8 + g), *b.add((t + 4) * 8 + g)];
+        let fc = [c_at(g, 2 * t), c_at(g, 2 * t + 1), c_at(g + 8, 2 * t), c_at(g + 8, 2 * t + 1)];
+        let [d0, d1, d2, d3] = mma::dmma_m16n8k8(fa, fb, fc);
+        *d.add(g * 8 + 2 * t) = d0;
+        *d.add(g * 8 + 2 * t + 1) = d1;
+        *d.add((g + 8) * 8 + 2 * t) = d2;
+        *d.add((g + 8) * 8 + 2 * t + 1) = d3;
     }
 }
 
