@@ -2,14 +2,14 @@
 //! (`tests/device_layer.rs`) can check it. Launch shapes are documented per kernel.
 
 use crate::device::memory::{self, LoadNc};
+#[cfg(target_feature = "sm_90")]
+use crate::device::mma;
 use crate::device::shared;
 use crate::device::thread::{
     block_dim_x, block_idx_x, grid_dim_x, index_1d, index_2d, lane_id, sync_threads, thread_idx_x,
 };
 use crate::device::warp::{self, Shuffle};
 use crate::device::{atomic, block, pipeline};
-#[cfg(target_feature = "sm_90")]
-use crate::device::mma;
 
 /// out[4 * i..] = (index_1d, thread_idx_x, block_idx_x, block_dim_x * grid_dim_x), any 1D launch.
 #[unsafe(no_mangle)]
@@ -267,7 +267,12 @@ pub unsafe extern "ptx-kernel" fn test_cp_async(src: *const f32, valid: *const u
 /// through the fragment layout the primitive documents. One warp; sm_90 only.
 #[cfg(target_feature = "sm_90")]
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn test_dmma_m16n8k8(a: *const f64, b: *const f64, c: *const f64, d: *mut f64) {
+pub unsafe extern "ptx-kernel" fn test_dmma_m16n8k8(
+    a: *const f64,
+    b: *const f64,
+    c: *const f64,
+    d: *mut f64,
+) {
     let (g, t) = ((lane_id() / 4) as usize, (lane_id() % 4) as usize);
     // SAFETY: g < 8, t < 4: every index below is inside the 16 x 8 and 8 x 8 matrices.
     unsafe {
