@@ -251,7 +251,7 @@ pub unsafe extern "ptx-kernel" fn test_cp_async(src: *const f32, valid: *const u
         pipeline::commit();
         pipeline::copy_8(narrow, 2 * t, src.add(4 * t as usize), bytes.min(8));
         pipeline::commit();
-        pipeline::wait_pending(1); // the 16-byte group has landed
+        pipeline::wait_pending(1); // a partial wait (the older group), then the rest
         pipeline::wait_pending(0);
         sync_threads();
         for k in 0..4 {
