@@ -68,21 +68,15 @@ pub(crate) fn timeout_error(what: &'static str, row: u32, timeout_ns: u64) -> Er
     }
 }
 
-/// The rows of `levels` in order, each as `[row, first nonzero, end nonzero, 0]`.
-fn order_entries<T: Scalar>(
-    gpu: &Gpu,
-    matrix: &SymgsMatrix<T>,
-    levels: &DeviceLevels,
-) -> Result<CudaSlice<u32>> {
-    let row_ptr = gpu.download(&matrix.csr.row_ptr)?;
-    let mut entries = Vec::with_capacity(4 * matrix.rows);
+/// The rows of `levels` in order, each as `[row, first nonzero, end nonzero, 0]` (`row_ptr`:
+/// the matrix's, on the host).
+fn order_entries(gpu: &Gpu, row_ptr: &[u32], levels: &DeviceLevels) -> Result<CudaSlice<u32>> {
+    let rows = row_ptr.len().saturating_sub(1);
+    let mut entries = Vec::with_capacity(4 * rows);
     for row in gpu.download(&levels.rows)? {
         let r = row as usize;
-        if r >= matrix.rows {
-            return Err(Error::InvalidInput(format!(
-                "level lists name row {row} of a matrix of {}",
-                matrix.rows
-            )));
+        if r >= rows {
+            return Err(Error::InvalidInput(format!("level lists name row {row} of a matrix of {rows}")));
         }
         entries.extend([row, row_ptr[r], row_ptr[r + 1], 0]);
     }
@@ -136,10 +130,11 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
                 )));
             }
         }
+        let row_ptr = gpu.download(&matrix.csr.row_ptr)?;
         Ok(SyncFreeSmoother {
             matrix,
-            forward_order: order_entries(gpu, matrix, &forward)?,
-            backward_order: order_entries(gpu, matrix, &backward)?,
+            forward_order: order_entries(gpu, &row_ptr, &forward)?,
+            backward_order: order_entries(gpu, &row_ptr, &backward)?,
             tmp: gpu.zeros(matrix.rows)?,
             done: gpu.zeros(matrix.rows)?,
             tickets: gpu.zeros(2)?,
