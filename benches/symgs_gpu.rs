@@ -172,18 +172,25 @@ impl Bench<'_> {
         // The sync-free smoother: done flags (as specified) or the value as the signal, with
         // 64 warps per SM (full) or fewer in flight.
         if selected("sync-free") {
-            for (signal, warps_per_sm) in [
-                (Signal::DoneFlags, 64),
-                (Signal::DoneFlags, 16),
-                (Signal::Value, 64),
-                (Signal::Value, 16),
-                (Signal::Value, 8),
+            for (signal, warps_per_sm, batched) in [
+                (Signal::DoneFlags, 64, true),
+                (Signal::DoneFlags, 16, true),
+                (Signal::Value, 64, true),
+                (Signal::Value, 64, false),
+                (Signal::Value, 16, true),
+                (Signal::Value, 8, true),
             ] {
-                let smoother = SyncFreeSmoother::new(gpu, &m)
+                let mut smoother = SyncFreeSmoother::new(gpu, &m)
                     .unwrap()
                     .with_signal(signal)
                     .with_warps_per_sm(warps_per_sm);
-                let notes = format!("signal={signal:?}, {warps_per_sm} warps per SM, rows in level order");
+                if !batched {
+                    smoother = smoother.with_batches(usize::MAX, 1);
+                }
+                let notes = format!(
+                    "signal={signal:?}, {warps_per_sm} warps per SM, rows in level order, {}",
+                    if batched { "2 rows per warp over wide levels" } else { "a row per warp" }
+                );
                 smoothers.push((Box::new(smoother), notes));
             }
         }

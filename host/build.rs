@@ -10,6 +10,9 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The PTX ISA version the kernels are written for (a target feature of the nvptx backend).
+const PTX_ISA: &str = "ptx78";
+
 const TARGET: &str = "nvptx64-nvidia-cuda";
 const DEFAULT_ARCHES: &str = "sm_80,sm_90";
 
@@ -56,7 +59,9 @@ fn build_ptx(kernels: &Path, manifest_dir: &Path, out_dir: &Path, arch: &str) ->
         .args(["build", "--release", "--target", TARGET, "-Zbuild-std=core"])
         .arg("--target-dir")
         .arg(&target_dir)
-        .env("CARGO_ENCODED_RUSTFLAGS", format!("-Ctarget-cpu={arch}"));
+        // PTX ISA 7.8 for every architecture (LLVM's default for sm_80 is 7.0): L2 cache
+        // hints (`createpolicy`, 7.4) are part of the sm_80 baseline. Drivers of CUDA 11.8 on.
+        .env("CARGO_ENCODED_RUSTFLAGS", format!("-Ctarget-cpu={arch}\x1f-Ctarget-feature=+{PTX_ISA}"));
     // The outer cargo's settings for the host build must not leak into the device build.
     for var in [
         "RUSTFLAGS",

@@ -62,6 +62,10 @@ pub trait LoadNc: Copy {
     /// `address` is a valid, aligned global-memory pointer to data no thread writes during
     /// the kernel.
     unsafe fn load_nc(address: *const Self) -> Self;
+
+    /// # Safety
+    /// As [`LoadNc::load_nc`].
+    unsafe fn load_stream(address: *const Self) -> Self;
 }
 
 macro_rules! load_nc_impl {
@@ -73,6 +77,19 @@ macro_rules! load_nc_impl {
                 // SAFETY: the caller guarantees a valid read-only global address.
                 unsafe {
                     asm!(concat!("ld.global.nc.", $ptx, " {v}, [{a}];"),
+                        v = out($class) value, a = in(reg64) address, options(pure, readonly, nostack))
+                };
+                value
+            }
+
+            #[inline(always)]
+            unsafe fn load_stream(address: *const Self) -> Self {
+                let value: $t;
+                // SAFETY: the caller guarantees a valid read-only global address.
+                unsafe {
+                    asm!(concat!(
+                        "{{ .reg .b64 policy; createpolicy.fractional.L2::evict_first.b64 policy, 1.0; ",
+                        "ld.global.nc.L1::no_allocate.L2::cache_hint.", $ptx, " {v}, [{a}], policy; }}"),
                         v = out($class) value, a = in(reg64) address, options(pure, readonly, nostack))
                 };
                 value
@@ -92,6 +109,17 @@ load_nc_impl!(f64, "f64", reg64);
 #[inline(always)]
 pub unsafe fn load_nc<T: LoadNc>(address: *const T) -> T {
     unsafe { T::load_nc(address) }
+}
+
+/// Read-only load of data read once (a matrix streaming past): first out of L2 when room is
+/// needed (`evict_first` policy) and not kept in L1, so that it does not push out data that
+/// is read again, such as the vector a sparse product gathers from.
+///
+/// # Safety
+/// See [`LoadNc::load_nc`].
+#[inline(always)]
+pub unsafe fn load_stream<T: LoadNc>(address: *const T) -> T {
+    unsafe { T::load_stream(address) }
 }
 
 /// Four consecutive values, 16-byte aligned: one 16-byte vector access for f32, two for f64.
