@@ -266,6 +266,27 @@ fn read_only_cached_loads() {
 
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn streaming_and_relaxed_loads_and_stores() {
+    let gpu = gpu();
+    let k = gpu.kernel("test_load_stream_relaxed").unwrap();
+    let n = 777usize;
+    let (a, b) = (random_vec::<f32>(n, 6), random_vec::<f64>(n, 7));
+    let (da, db) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap());
+    let mut oa = gpu.filled(n, f32::NAN).unwrap();
+    let mut ob = gpu.filled(n, f64::NAN).unwrap();
+    let n32 = n as u32;
+    unsafe {
+        gpu.launch(&k, Launch::linear(n, 128), |x| {
+            x.arg(&da).arg(&mut oa).arg(&db).arg(&mut ob).arg(&n32);
+        })
+    }
+    .unwrap();
+    assert_eq!(gpu.download(&oa).unwrap(), a.iter().map(|v| 2.0 * v).collect::<Vec<_>>());
+    assert_eq!(gpu.download(&ob).unwrap(), b.iter().map(|v| 3.0 * v).collect::<Vec<_>>());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn errors_name_the_problem() {
     let gpu = gpu();
     let err = gpu.kernel("no_such_kernel").err().unwrap();

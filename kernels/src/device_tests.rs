@@ -233,6 +233,26 @@ pub unsafe extern "ptx-kernel" fn test_load_nc(
     }
 }
 
+/// The other loads and stores: out32[i] = 2 in32[i] through `load_stream` and
+/// `store_relaxed`, out64[i] = 3 in64[i] through `load_relaxed` and `store_relaxed`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn test_load_stream_relaxed(
+    in32: *const f32,
+    out32: *mut f32,
+    in64: *const f64,
+    out64: *mut f64,
+    n: u32,
+) {
+    let i = index_1d() as usize;
+    if i < n as usize {
+        // SAFETY: guarded by n; the inputs are read-only during the kernel.
+        unsafe {
+            memory::store_relaxed(out32.add(i), 2.0 * memory::load_stream(in32.add(i)));
+            memory::store_relaxed(out64.add(i), 3.0 * memory::load_relaxed(in64.add(i)));
+        }
+    }
+}
+
 /// Asynchronous copies: thread t copies the first `valid[t]` bytes of `src[4 t..4 t + 4]` to
 /// shared memory with a 16-byte and with an 8-byte `cp.async` (the 8-byte one at most 8
 /// bytes), in two groups, waits for both, and writes both shared arrays out: `out[..128]` the

@@ -1,5 +1,6 @@
 //! The sync-free smoother: one launch per sweep direction. Blocks take rows from an atomic
-//! ticket, eight at a time (a warp each), and wait on the rows they depend on, so a sweep costs
+//! ticket, four at a time (a warp each, or two rows a warp in wide levels), and wait on the
+//! rows they depend on, so a sweep costs
 //! the longest dependency chain instead of a launch per level. A finished row signals through
 //! a done flag (release store; waiters poll, then acquire), as specified, or through its value
 //! itself ([`Signal::Value`]: one load per hand-over, no fence). Waits are bounded: one
@@ -31,17 +32,18 @@ pub const DEFAULT_TIMEOUT_NS: u64 = 2_000_000_000;
 const LANES_PER_ROW: u32 = 32;
 
 /// Warps per block of the persistent launches: a sweep's block takes one ticket for all its
-/// warps, and the one ticket counter serves every block. Measured on an H100 (ms per sweep,
-/// stencil / random SPD of the benchmark): 2 warps 3.08 / 3.17, 4 warps 2.44-2.46 / 2.53, 8
-/// warps 2.45 / 2.44, 16 warps 2.49 / 2.47: fewer atomics on the counter, against more warps
-/// held up at each block's barrier.
-const WARPS_PER_BLOCK: u32 = 8;
+/// warps, and the one ticket counter serves every block: fewer atomics on the counter, against
+/// more warps held up at each block's barrier. Measured on an H100 (ms per sweep, stencil /
+/// random SPD of the benchmark), at 95d3f95: 2 warps 3.08 / 3.17, 4 warps 2.44-2.46 / 2.53, 8
+/// warps 2.45 / 2.44, 16 warps 2.49 / 2.47; since batches halve the tickets of the wide levels
+/// (see [`TicketPlan`]): 4 warps 2.43 / 2.20, 8 warps 2.47 / 2.21, 16 warps 2.24 on random.
+const WARPS_PER_BLOCK: u32 = 4;
 
 /// Warps per SM of a persistent launch by default: the H100's 64 resident warps per SM.
 pub const FULL_WARPS_PER_SM: u32 = 64;
 
-/// A grid of `warps_per_sm` warps per SM (a multiple of 8) in blocks of 8, or about one warp
-/// per row when there are fewer rows.
+/// A grid of `warps_per_sm` warps per SM (a multiple of [`WARPS_PER_BLOCK`]) in blocks of
+/// [`WARPS_PER_BLOCK`], or about one warp per row when there are fewer rows.
 pub(crate) fn persistent_launch(gpu: &Gpu, rows: usize, warps_per_sm: u32) -> Launch {
     let warps = rows.min((gpu.props().sm_count * warps_per_sm) as usize);
     Launch::warp_per_item(warps.max(1), WARPS_PER_BLOCK)
@@ -240,7 +242,7 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         self
     }
 
-    /// Runs `warps` warps per SM (rounded down to a multiple of 8, 8..=64, default 64): fewer
+    /// Runs `warps` warps per SM (rounded down to a multiple of 4, 4..=64, default 64): fewer
     /// warps in flight, fewer polls competing with the rows being computed.
     pub fn with_warps_per_sm(mut self, warps: u32) -> Self {
         self.warps_per_sm =
@@ -249,7 +251,7 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
     }
 
     /// Test hook: hands out tickets from `first` instead of 0, so that the first rows of the
-    /// order (8 per ticket) are never computed and the rows depending on them must time out
+    /// order (4 per ticket) are never computed and the rows depending on them must time out
     /// (how the tests check that a stuck wait ends in an error, not a hang).
     #[doc(hidden)]
     pub fn start_tickets_at(&mut self, first: u32) {

@@ -35,6 +35,67 @@ pub unsafe fn store_volatile<T: Copy>(address: *mut T, value: T) {
     unsafe { core::ptr::write_volatile(address, value) }
 }
 
+/// Types with relaxed loads and stores at GPU scope.
+pub trait Relaxed: Copy {
+    /// # Safety
+    /// `address` is a valid, aligned global-memory pointer.
+    unsafe fn load_relaxed(address: *const Self) -> Self;
+
+    /// # Safety
+    /// As [`Relaxed::load_relaxed`].
+    unsafe fn store_relaxed(address: *mut Self, value: Self);
+}
+
+macro_rules! relaxed_impl {
+    ($t:ty, $ptx:literal, $class:ident) => {
+        impl Relaxed for $t {
+            #[inline(always)]
+            unsafe fn load_relaxed(address: *const Self) -> Self {
+                let value: $t;
+                // SAFETY: the caller guarantees a valid global address. Not `pure`: every
+                // call loads again (a polling loop).
+                unsafe {
+                    asm!(concat!("ld.relaxed.gpu.global.", $ptx, " {v}, [{a}];"),
+                        v = out($class) value, a = in(reg64) address, options(readonly, nostack))
+                };
+                value
+            }
+
+            #[inline(always)]
+            unsafe fn store_relaxed(address: *mut Self, value: Self) {
+                // SAFETY: the caller guarantees a valid global address.
+                unsafe {
+                    asm!(concat!("st.relaxed.gpu.global.", $ptx, " [{a}], {v};"),
+                        a = in(reg64) address, v = in($class) value, options(nostack))
+                };
+            }
+        }
+    };
+}
+relaxed_impl!(u32, "b32", reg32);
+relaxed_impl!(f32, "b32", reg32);
+relaxed_impl!(f64, "b64", reg64);
+
+/// A load that sees the latest store of any thread of the GPU and that the compiler may not
+/// cache or drop (polling a value another block publishes): `ld.relaxed.gpu`, cheaper than a
+/// volatile load (system scope).
+///
+/// # Safety
+/// `address` is a valid, aligned global-memory pointer.
+#[inline(always)]
+pub unsafe fn load_relaxed<T: Relaxed>(address: *const T) -> T {
+    unsafe { T::load_relaxed(address) }
+}
+
+/// The store [`load_relaxed`] sees: `st.relaxed.gpu`.
+///
+/// # Safety
+/// `address` is a valid, aligned global-memory pointer.
+#[inline(always)]
+pub unsafe fn store_relaxed<T: Relaxed>(address: *mut T, value: T) {
+    unsafe { T::store_relaxed(address, value) }
+}
+
 /// Load with acquire semantics at GPU scope: later accesses see what the releasing thread
 /// wrote before its [`store_release`].
 ///

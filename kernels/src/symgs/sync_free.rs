@@ -3,12 +3,15 @@
 //!
 //! - done flags (`relax_sync_free`): the finishing warp stores its value, then the row's flag
 //!   (the half-sweep's number, so flags need no reset) with a release store; a waiting lane
-//!   polls the flag with volatile loads, then makes one acquire load, then reads the value
-//!   with a volatile load (never from a stale L1 line). Polling with acquire loads instead
+//!   polls the flag with relaxed loads, then makes one acquire load, then reads the value
+//!   with a relaxed load (never from a stale L1 line). Polling with acquire loads instead
 //!   invalidates the SM's L1 at every poll.
 //! - the value itself (`relax_sync_free_values`): the output vector is first filled with an
 //!   "unset" NaN no arithmetic produces (all bits one); a waiting lane polls the value until it
 //!   is set. One location, so no fence and no second load: the shortest hand-over.
+//!
+//! Polls and the value's store are relaxed at GPU scope (`ld/st.relaxed.gpu`), not volatile
+//! (system scope): 1-2% faster sweeps on an H100.
 //!
 //! No deadlock, whatever the scheduling: rows are handed out through an atomic ticket in an
 //! order where every row comes after the rows it depends on, so a row only ever waits on rows
@@ -19,7 +22,8 @@
 
 use crate::device::atomic;
 use crate::device::memory::{
-    load_acquire, load_nc, load_quad, load_stream, load_volatile, store_release, store_volatile,
+    Relaxed, load_acquire, load_nc, load_quad, load_relaxed, load_stream, load_volatile, store_relaxed,
+    store_release,
 };
 use crate::device::shared;
 use crate::device::thread::{
@@ -73,7 +77,7 @@ unsafe fn wait_until<V: Copy>(
     }
 }
 
-/// Waits until `finished(*flag)` (see [`wait_until`]): volatile polls, then one acquire load,
+/// Waits until `finished(*flag)` (see [`wait_until`]): relaxed polls, then one acquire load,
 /// so that what the flag's release store published is visible.
 ///
 /// # Safety
@@ -88,13 +92,13 @@ unsafe fn wait_for(
     backoff_ns: u32,
 ) -> Option<u32> {
     // SAFETY (both): the caller's pointers.
-    let seen = unsafe { wait_until(|| load_volatile(flag), &finished, error, row, timeout_ns, backoff_ns) };
+    let seen = unsafe { wait_until(|| load_relaxed(flag), &finished, error, row, timeout_ns, backoff_ns) };
     seen.map(|_| unsafe { load_acquire(flag) })
 }
 
 /// A value no arithmetic produces: the marker of a row not yet computed in
 /// [`relax_sync_free_values`] (a NaN with every bit set; the GPU's NaNs have the sign clear).
-pub trait Unset: Copy {
+pub trait Unset: Relaxed {
     const UNSET: Self;
     fn is_unset(self) -> bool;
 }
@@ -183,14 +187,14 @@ struct DoneFlags {
     waits: Waits,
 }
 
-impl<T: Float> Handover<T> for DoneFlags {
+impl<T: Float + Relaxed> Handover<T> for DoneFlags {
     #[inline(always)]
     unsafe fn wait(&self, new: *const T, col: u32, row: u32) -> Option<T> {
         let Waits { error, timeout_ns, backoff_ns } = self.waits;
         let epoch = self.epoch;
         // SAFETY (both): flags and vectors hold `rows` values; col < rows.
         unsafe { wait_for(self.done.add(col as usize), |f| f == epoch, error, row, timeout_ns, backoff_ns) }?;
-        Some(unsafe { load_volatile(new.add(col as usize)) })
+        Some(unsafe { load_relaxed(new.add(col as usize)) })
     }
 
     #[inline(always)]
@@ -215,15 +219,13 @@ impl<T: Float + Unset> Handover<T> for ValueSignal {
         let Waits { error, timeout_ns, backoff_ns } = self.waits;
         let cell = unsafe { new.add(col as usize) };
         // SAFETY: col < rows, the length of `new`.
-        unsafe {
-            wait_until(|| load_volatile(cell), |v: T| !v.is_unset(), error, row, timeout_ns, backoff_ns)
-        }
+        unsafe { wait_until(|| load_relaxed(cell), |v: T| !v.is_unset(), error, row, timeout_ns, backoff_ns) }
     }
 
     #[inline(always)]
     unsafe fn publish(&self, new: *mut T, row: u32, value: T) {
         // SAFETY: row < rows, the length of `new`.
-        unsafe { store_volatile(new.add(row as usize), value) };
+        unsafe { store_relaxed(new.add(row as usize), value) };
     }
 }
 
@@ -356,7 +358,7 @@ const NO_ROW: u32 = u32::MAX;
 /// [`sweep`] with done flags: the finishing warp stores the value, then `done[row] = epoch`
 /// (release); waiters poll the flag. Launch: any number of blocks of whole warps (a grid that
 /// fills the GPU); shared bytes: 4.
-pub unsafe fn relax_sync_free<T: Float>(
+pub unsafe fn relax_sync_free<T: Float + Relaxed>(
     lanes_per_row: u32,
     order_len: u32,
     order: *const u32,
