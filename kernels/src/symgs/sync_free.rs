@@ -259,8 +259,8 @@ impl TicketPlan {
 /// order: the host passes the rows level by level), each entry four values: the row, its
 /// first and its end nonzero, and padding: one 16-byte load gives a row and its extent, a
 /// round trip to memory fewer than reading `row_ptr` after `order` (2% faster on the random
-/// matrix of the benchmark, the same on the 27-point stencil; H100). `diagonal` holds the
-/// rows' diagonal in the same sequence, read in order rather than gathered. They come a
+/// matrix of the benchmark, the same on the 27-point stencil; H100). `inverse_diagonal` holds
+/// the rows' 1 / a_ii in the same sequence, read in order rather than gathered. They come a
 /// block's worth at a time: a ticket gives each warp of the block one slot of `order`
 /// (`32 / lanes_per_row` rows), or `plan.batch` consecutive slots over the wide levels (see
 /// [`TicketPlan`]), so one atomic serves a whole block. The ticket starts at 0 for every
@@ -293,7 +293,7 @@ unsafe fn sweep<T: Float, H: Handover<T>>(
     ticket: *mut u32,
     col_idx: *const u32,
     values: *const T,
-    diagonal: *const T,
+    inverse_diagonal: *const T,
     rhs: *const T,
     old: *const T,
     new: *mut T,
@@ -314,20 +314,21 @@ unsafe fn sweep<T: Float, H: Handover<T>>(
         for slot in begin..stop {
             let k = slot as usize * rows_per_warp as usize + group as usize;
             // SAFETY (every access): k < order_len; the host lists rows < rows with their
-            // extents (16-byte aligned entries) and their diagonal in the same order;
+            // extents (16-byte aligned entries) and their diagonal's reciprocal in the same order;
             // j < end <= nnz; columns < rows; flags and vectors hold `rows` values.
             let [row, start, end, _] =
                 if k < order_len as usize { unsafe { load_quad(order.add(4 * k)) } } else { [NO_ROW; 4] };
             let mut sum = T::ZERO;
-            let mut own = (T::ZERO, T::ONE);
+            let mut own = (T::ZERO, T::ZERO);
             if row != NO_ROW {
                 let r = row as usize;
-                // The row's own terms, `rhs + a_ii old` and `1 / a_ii`, before any wait: the
-                // division is then off the critical path (`relaxed` with one more rounding; 4%
-                // faster on the 27-point stencil 128^3 on an H100).
-                let (own_rhs, own_diagonal, own_old) =
-                    unsafe { (load_stream(rhs.add(r)), load_stream(diagonal.add(k)), load_nc(old.add(r))) };
-                own = (own_rhs + own_diagonal * own_old, T::ONE / own_diagonal);
+                // The row's own terms before any wait: x_i + (r_i - sum_j a_ij x_j) / a_ii as
+                // (x_i + r_i / a_ii) - sum / a_ii, with the reciprocal from the host: no
+                // division in the kernel (as `relaxed`, to rounding).
+                let (own_rhs, own_old, inverse) = unsafe {
+                    (load_stream(rhs.add(r)), load_nc(old.add(r)), load_stream(inverse_diagonal.add(k)))
+                };
+                own = (own_rhs.mul_add(inverse, own_old), inverse);
                 let mut j = start + lane;
                 while j < end {
                     let col = unsafe { load_stream(col_idx.add(j as usize)) };
@@ -345,8 +346,8 @@ unsafe fn sweep<T: Float, H: Handover<T>>(
             // Every lane takes part in the shuffles, with a row or not.
             let sum = warp::reduce_sum_down(sum, lanes_per_row);
             if lane == 0 && row != NO_ROW {
-                let (own_terms, inverse_diagonal) = own;
-                unsafe { handover.publish(new, row, (own_terms - sum) * inverse_diagonal) };
+                let (own_terms, inverse) = own;
+                unsafe { handover.publish(new, row, (-sum).mul_add(inverse, own_terms)) };
             }
         }
     }
@@ -374,7 +375,7 @@ pub unsafe fn relax_sync_free<T: Float + Relaxed>(
     error: *mut u32,
     col_idx: *const u32,
     values: *const T,
-    diagonal: *const T,
+    inverse_diagonal: *const T,
     rhs: *const T,
     old: *const T,
     new: *mut T,
@@ -392,7 +393,7 @@ pub unsafe fn relax_sync_free<T: Float + Relaxed>(
             ticket,
             col_idx,
             values,
-            diagonal,
+            inverse_diagonal,
             rhs,
             old,
             new,
@@ -416,7 +417,7 @@ pub unsafe fn relax_sync_free_values<T: Float + Unset>(
     error: *mut u32,
     col_idx: *const u32,
     values: *const T,
-    diagonal: *const T,
+    inverse_diagonal: *const T,
     rhs: *const T,
     old: *const T,
     new: *mut T,
@@ -434,7 +435,7 @@ pub unsafe fn relax_sync_free_values<T: Float + Unset>(
             ticket,
             col_idx,
             values,
-            diagonal,
+            inverse_diagonal,
             rhs,
             old,
             new,
@@ -547,7 +548,7 @@ pub unsafe extern "ptx-kernel" fn symgs_level_scatter(
 }
 
 f32_f64_kernels! {
-    symgs_relax_sync_free_values_f32, symgs_relax_sync_free_values_f64 => relax_sync_free_values(lanes_per_row: u32, order_len: u32, order: *const u32, wide_first: u32, wide_tickets: u32, batch: u32, forward: u32, timeout_ns: u64, backoff_ns: u32, ticket: *mut u32, error: *mut u32, col_idx: *const u32, values: *const T, diagonal: *const T, rhs: *const T, old: *const T, new: *mut T);
+    symgs_relax_sync_free_values_f32, symgs_relax_sync_free_values_f64 => relax_sync_free_values(lanes_per_row: u32, order_len: u32, order: *const u32, wide_first: u32, wide_tickets: u32, batch: u32, forward: u32, timeout_ns: u64, backoff_ns: u32, ticket: *mut u32, error: *mut u32, col_idx: *const u32, values: *const T, inverse_diagonal: *const T, rhs: *const T, old: *const T, new: *mut T);
     symgs_mark_unset_f32, symgs_mark_unset_f64 => mark_unset(n: u32, v: *mut T);
-    symgs_relax_sync_free_f32, symgs_relax_sync_free_f64 => relax_sync_free(lanes_per_row: u32, order_len: u32, order: *const u32, wide_first: u32, wide_tickets: u32, batch: u32, forward: u32, epoch: u32, timeout_ns: u64, backoff_ns: u32, ticket: *mut u32, done: *mut u32, error: *mut u32, col_idx: *const u32, values: *const T, diagonal: *const T, rhs: *const T, old: *const T, new: *mut T);
+    symgs_relax_sync_free_f32, symgs_relax_sync_free_f64 => relax_sync_free(lanes_per_row: u32, order_len: u32, order: *const u32, wide_first: u32, wide_tickets: u32, batch: u32, forward: u32, epoch: u32, timeout_ns: u64, backoff_ns: u32, ticket: *mut u32, done: *mut u32, error: *mut u32, col_idx: *const u32, values: *const T, inverse_diagonal: *const T, rhs: *const T, old: *const T, new: *mut T);
 }
