@@ -1,11 +1,11 @@
 //! The sync-free smoother: one launch per sweep direction. Blocks take rows from an atomic
 //! ticket, four at a time (a warp each, or two rows a warp in wide levels), and wait on the
-//! rows they depend on, so a sweep costs
-//! the longest dependency chain instead of a launch per level. A finished row signals through
-//! a done flag (release store; waiters poll, then acquire), as specified, or through its value
-//! itself ([`Signal::Value`]: one load per hand-over, no fence). Waits are bounded: one
-//! that lasts [`SyncFreeSmoother::timeout_ns`] makes the sweep an error, never a hang (see
-//! `kernels/src/symgs/sync_free.rs` for why no valid run can deadlock).
+//! rows they depend on, so a sweep costs the longest dependency chain instead of a launch per
+//! level. A finished row signals through a done flag (release store; waiters poll, then
+//! acquire), as specified, or through its value itself ([`Signal::Value`]: one load per
+//! hand-over, no fence). Waits are bounded: one that lasts [`SyncFreeSmoother::timeout_ns`]
+//! makes the sweep an error, never a hang (see `kernels/src/symgs/sync_free.rs` for why no
+//! valid run can deadlock).
 //!
 //! The rows are handed out level by level (the order of the level analysis), not in row
 //! order: in row order the rows in flight (a few thousand consecutive ones) hold the stencil's
@@ -13,9 +13,10 @@
 //! 128^3 on an H100, against 7 ms on a random matrix of the same size); in level order the
 //! rows in flight are whole levels of independent rows.
 //!
-//! Measured on an H100 at 95d3f95, f64, ms per symmetric sweep (stencil27 128^3 / random SPD
-//! 2 M rows): done flags 4.43 / 4.29 (16 warps per SM: 7.2 / 8.6), value as the signal 2.45 /
-//! 2.39 (16 warps per SM: 5.4 / 6.3; 8: 10.4 / 11.9); cuSPARSE's SpSV-based sweep 4.14 / 3.19.
+//! Measured on an H100 at ac08b5e, f64, ms per symmetric sweep (stencil27 128^3 / random SPD
+//! 2 M rows): done flags 4.43 / 3.95 (16 warps per SM: 7.2 / 7.4), value as the signal 2.42 /
+//! 2.11 (a row per warp: 2.42 / 2.30; 16 warps per SM: 5.1 / 5.2; 8: 9.5 / 9.8); cuSPARSE's
+//! SpSV-based sweep 4.14 / 3.18 (PERF.md).
 
 use super::levels::{DeviceLevels, levels_gpu};
 use super::{Direction, Smoother, SymgsMatrix, forward_flag, rhs_of};
@@ -148,8 +149,7 @@ impl<T: Scalar> SweepOrder<T> {
 /// The sync-free smoother on one matrix.
 pub struct SyncFreeSmoother<'a, T> {
     matrix: &'a SymgsMatrix<T>,
-    /// The order rows are handed out in, per direction, level by level: each entry the row,
-    /// its first and its end nonzero, and padding (see `kernels/src/symgs/sync_free.rs`).
+    /// The order rows are handed out in, per direction.
     forward_order: SweepOrder<T>,
     backward_order: SweepOrder<T>,
     tmp: CudaSlice<T>,
@@ -302,8 +302,8 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
             let plan = TicketPlan::new(&order.level_offsets, wide_rows, batch);
             // SAFETY (every launch): the arguments of the entry points named, on a checked
             // square matrix, `order` a dependency order of its `rows` rows with their extents
-            // and inverse diagonal; flags and vectors of `rows`; the 4 bytes of shared memory the sweep
-            // kernels use.
+            // and inverse diagonal; flags and vectors of `rows`; the 4 bytes of shared memory
+            // the sweep kernels use.
             unsafe {
                 match self.signal {
                     // symgs_relax_sync_free_T(lanes_per_row, order_len, order, wide_first, wide_tickets,

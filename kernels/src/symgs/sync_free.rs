@@ -264,9 +264,9 @@ impl TicketPlan {
 /// block's worth at a time: a ticket gives each warp of the block one slot of `order`
 /// (`32 / lanes_per_row` rows), or `plan.batch` consecutive slots over the wide levels (see
 /// [`TicketPlan`]), so one atomic serves a whole block. The ticket starts at 0 for every
-/// launch. The matrix and the row's own terms are read once, with [`load_stream`], so that
-/// they leave L2 first and the gathered vector stays (6% faster on the random matrix, the
-/// same on the stencil; H100).
+/// launch. The matrix, the right-hand side and the reciprocals are read once, with
+/// [`load_stream`], so that they leave L2 first and the gathered vector stays (6% faster on
+/// the random matrix, the same on the stencil; H100).
 ///
 /// `lanes_per_row` is a launch argument rather than the constant 32 because the compiler
 /// then lays the loops out differently, and the sweep is faster: 2.55 against 2.92 ms per
@@ -314,7 +314,7 @@ unsafe fn sweep<T: Float, H: Handover<T>>(
         for slot in begin..stop {
             let k = slot as usize * rows_per_warp as usize + group as usize;
             // SAFETY (every access): k < order_len; the host lists rows < rows with their
-            // extents (16-byte aligned entries) and their diagonal's reciprocal in the same order;
+            // extents (16-byte aligned entries), and their 1 / a_ii in the same order;
             // j < end <= nnz; columns < rows; flags and vectors hold `rows` values.
             let [row, start, end, _] =
                 if k < order_len as usize { unsafe { load_quad(order.add(4 * k)) } } else { [NO_ROW; 4] };
