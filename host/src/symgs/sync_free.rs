@@ -397,7 +397,7 @@ mod tests {
             assert_eq!(plan.batch, batch);
             // Inside the run, short of it at each end by less than a ticket.
             let (start, end) = batched_rows(plan);
-            assert!(10 <= start && start < 10 + WARPS_PER_BLOCK, "{plan:?}");
+            assert!((10..10 + WARPS_PER_BLOCK).contains(&start), "{plan:?}");
             assert!(end <= 50 && 50 - end < WARPS_PER_BLOCK * batch, "{plan:?}");
         }
         // Every level wide: the whole order.
