@@ -363,8 +363,10 @@ impl<T: Scalar> Smoother<T> for SyncFreeSmoother<'_, T> {
         if self.backoff_ns != 0 {
             name += &format!("-backoff{}ns", self.backoff_ns);
         }
-        if let Some((wide_rows, batch)) = self.batches {
-            name += &format!("-batch{batch}-from{wide_rows}rows");
+        match self.batches {
+            Some((_, 1)) => name += "-row-per-warp",
+            Some((wide_rows, batch)) => name += &format!("-batch{batch}-from{wide_rows}rows"),
+            None => {}
         }
         name
     }
