@@ -13,10 +13,10 @@
 //! 128^3 on an H100, against 7 ms on a random matrix of the same size); in level order the
 //! rows in flight are whole levels of independent rows.
 //!
-//! Measured on an H100 at ac08b5e, f64, ms per symmetric sweep (stencil27 128^3 / random SPD
-//! 2 M rows): done flags 4.43 / 3.95 (16 warps per SM: 7.2 / 7.4), value as the signal 2.42 /
+//! Measured on an H100 at 989618d, f64, ms per symmetric sweep (stencil27 128^3 / random SPD
+//! 2 M rows): done flags 4.43 / 3.91 (16 warps per SM: 7.2 / 7.4), value as the signal 2.42 /
 //! 2.11 (a row per warp: 2.42 / 2.30; 16 warps per SM: 5.1 / 5.2; 8: 9.5 / 9.8); cuSPARSE's
-//! SpSV-based sweep 4.14 / 3.18 (PERF.md).
+//! SpSV-based sweep 4.12 / 3.18 (PERF.md).
 
 use super::levels::{DeviceLevels, levels_gpu};
 use super::{Direction, Smoother, SymgsMatrix, forward_flag, rhs_of};
