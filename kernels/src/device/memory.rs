@@ -1,5 +1,6 @@
-//! Memory ordering and special loads: fences, volatile and acquire/release accesses (for
-//! flag-based kernels), and read-only cached loads (`ld.global.nc`, CUDA's `__ldg`).
+//! Memory ordering and special loads: fences, volatile, relaxed and acquire/release accesses
+//! (for flag-based kernels), and read-only cached loads (`ld.global.nc`, CUDA's `__ldg`), also
+//! with an L2 evict-first policy for data that streams past.
 
 use core::arch::asm;
 
@@ -174,7 +175,8 @@ pub unsafe fn load_nc<T: LoadNc>(address: *const T) -> T {
 
 /// Read-only load of data read once (a matrix streaming past): first out of L2 when room is
 /// needed (`evict_first` policy) and not kept in L1, so that it does not push out data that
-/// is read again, such as the vector a sparse product gathers from.
+/// is read again, such as the vector a sparse product gathers from. Not for data whose lines
+/// neighbouring threads share through L1 (the CSR SpMV lost up to 34% with it; PERF.md).
 ///
 /// # Safety
 /// See [`LoadNc::load_nc`].
