@@ -170,7 +170,7 @@ impl Bench<'_> {
             smoothers.push((Box::new(LevelSmoother::new(gpu, &m).unwrap().use_graph(true)), level_notes));
         }
         // The sync-free smoother: done flags (as specified) or the value as the signal, with
-        // 64 warps per SM (full) or fewer in flight.
+        // 64 warps per SM (full) or fewer in flight, and with batches over wide levels or not.
         if selected("sync-free") {
             for (signal, warps_per_sm, batched) in [
                 (Signal::DoneFlags, 64, true),

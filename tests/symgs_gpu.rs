@@ -78,7 +78,8 @@ fn exact_order_smoothers<'a, T: Scalar>(
         Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_backoff_ns(100).with_warps_per_sm(16)),
         Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_signal(Signal::Value)),
         Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_signal(Signal::Value).with_warps_per_sm(8)),
-        // Batches of rows per warp everywhere, where rows of a batch wait on each other.
+        // Batches of rows per warp at every level (where rows of a batch wait on each other),
+        // and over the levels of at least 16 rows.
         Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_signal(Signal::Value).with_batches(1, 3)),
         Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_batches(16, 2)),
         Box::new(CusparseSymgs::new(gpu, lib, m, a).unwrap()),

@@ -122,6 +122,8 @@ struct SweepOrder<T> {
     inverse_diagonal: CudaSlice<T>,
     /// Where each level starts in the order, and the end.
     level_offsets: Vec<u32>,
+    /// Which tickets hand out batches (set by [`SyncFreeSmoother::replan`]).
+    plan: TicketPlan,
 }
 
 impl<T: Scalar> SweepOrder<T> {
@@ -142,6 +144,7 @@ impl<T: Scalar> SweepOrder<T> {
             entries: gpu.upload(&entries)?,
             inverse_diagonal: gpu.upload(&inverse)?,
             level_offsets: levels.offsets.clone(),
+            plan: TicketPlan { wide_first: 0, wide_tickets: 0, batch: 1 }, // no batches
         })
     }
 }
@@ -167,6 +170,7 @@ pub struct SyncFreeSmoother<'a, T> {
     backoff_ns: u32,
     /// Batches: levels of at least this many rows, rows per warp; None: the default.
     batches: Option<(usize, u32)>,
+    sm_count: u32,
     first_ticket: u32,
 }
 
@@ -195,7 +199,7 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
             }
         }
         let (row_ptr, diagonal) = (gpu.download(&matrix.csr.row_ptr)?, gpu.download(&matrix.diagonal)?);
-        Ok(SyncFreeSmoother {
+        let mut smoother = SyncFreeSmoother {
             matrix,
             forward_order: SweepOrder::new(gpu, &row_ptr, &diagonal, &forward)?,
             backward_order: SweepOrder::new(gpu, &row_ptr, &diagonal, &backward)?,
@@ -209,8 +213,20 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
             timeout_ns: DEFAULT_TIMEOUT_NS,
             backoff_ns: 0,
             batches: None,
+            sm_count: gpu.props().sm_count,
             first_ticket: 0,
-        })
+        };
+        smoother.replan();
+        Ok(smoother)
+    }
+
+    /// Sets each direction's ticket plan from the batch setting and the warps in flight.
+    fn replan(&mut self) {
+        let in_flight = (self.sm_count * self.warps_per_sm) as usize;
+        let (wide_rows, batch) = self.batches.unwrap_or((in_flight, WIDE_BATCH));
+        for order in [&mut self.forward_order, &mut self.backward_order] {
+            order.plan = TicketPlan::new(&order.level_offsets, wide_rows, batch);
+        }
     }
 
     pub fn timeout_ns(&self) -> u64 {
@@ -234,6 +250,7 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
     /// warps in flight); `batch` 1 turns batches off. Any setting gives the same result.
     pub fn with_batches(mut self, wide_rows: usize, batch: u32) -> Self {
         self.batches = Some((wide_rows, batch.max(1)));
+        self.replan();
         self
     }
 
@@ -248,6 +265,7 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
     pub fn with_warps_per_sm(mut self, warps: u32) -> Self {
         self.warps_per_sm =
             (warps / WARPS_PER_BLOCK * WARPS_PER_BLOCK).clamp(WARPS_PER_BLOCK, FULL_WARPS_PER_SM);
+        self.replan();
         self
     }
 
@@ -288,8 +306,6 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         let m = self.matrix;
         let rows = m.rows as u32;
         let launch = persistent_launch(gpu, m.rows, self.warps_per_sm).shared(16);
-        let in_flight = (gpu.props().sm_count * self.warps_per_sm) as usize;
-        let (wide_rows, batch) = self.batches.unwrap_or((in_flight, WIDE_BATCH));
         for (k, direction) in [Direction::Forward, Direction::Backward].into_iter().enumerate() {
             self.epoch += 1;
             let forward = forward_flag(direction);
@@ -299,7 +315,7 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
                     Direction::Forward => (&self.forward_order, rhs_of(r, x), x, &mut self.tmp),
                     Direction::Backward => (&self.backward_order, rhs_of(r, &self.tmp), &self.tmp, x),
                 };
-            let plan = TicketPlan::new(&order.level_offsets, wide_rows, batch);
+            let plan = &order.plan;
             // SAFETY (every launch): the arguments of the entry points named, on a checked
             // square matrix, `order` a dependency order of its `rows` rows with their extents
             // and inverse diagonal; flags and vectors of `rows`; the 4 bytes of shared memory
