@@ -5,15 +5,15 @@
 mod common;
 
 use criterion::Criterion;
-use host::bench::{Record, cpu_median_ms, gpu_iters, gpu_median_ms, quick, record_copy_bandwidth, save};
-use host::dense::gemm::{self, GemmKernel, TILES};
-use host::vendor::cublas::Cublas;
-use host::verify::compare;
-use host::{Gpu, Scalar};
+use rgla::bench::{Record, cpu_median_ms, gpu_iters, gpu_median_ms, quick, record_copy_bandwidth, save};
+use rgla::gemm::{self, GemmKernel, TILES};
+use rgla::vendor::cublas::{Cublas, CublasGemm};
+use rgla::verify::compare;
+use rgla::{Gpu, Scalar};
 
 fn main() {
     let mut criterion = common::gpu_criterion();
-    let gpu = host::bench::gpu_or_skip();
+    let gpu = rgla::bench::gpu_or_skip();
     if let Some(gpu) = &gpu {
         record_copy_bandwidth(gpu).unwrap();
     }
@@ -47,13 +47,13 @@ struct Bench<'a> {
 }
 
 impl Bench<'_> {
-    fn run<T: Scalar>(&mut self) {
+    fn run<T: Scalar + CublasGemm>(&mut self) {
         let n = self.n;
         eprintln!("gemm: n={n} {}", T::NAME);
-        let a = host::sparse::generate::vector_1_to_5::<T>(n * n, 1);
-        let b = host::sparse::generate::vector_1_to_5::<T>(n * n, 2);
+        let a = rgla::sparse::generate::vector_1_to_5::<T>(n * n, 1);
+        let b = rgla::sparse::generate::vector_1_to_5::<T>(n * n, 2);
         let started = std::time::Instant::now();
-        let expect = gemm::reference(n, n, n, &a, &b);
+        let expect = gemm::cpu::reference(n, n, n, &a, &b);
         let reference_ms = started.elapsed().as_secs_f64() * 1e3;
         let input = format!("n={n}");
         let record = |kernel: &str, kind: &str, time_ms: f64, error: f64| Record {
@@ -76,11 +76,11 @@ impl Bench<'_> {
             save(&record("cpu-matrixmultiply", "cpu", reference_ms, 0.0)).unwrap();
         }
         if n <= 1000 {
-            let ms = cpu_median_ms(1, || gemm::serial(n, n, n, &a, &b, &mut c).unwrap());
+            let ms = cpu_median_ms(1, || gemm::cpu::serial(n, n, n, &a, &b, &mut c).unwrap());
             save(&record("cpu-serial", "cpu", ms, compare(&c, &expect, 1e-3).relative_error)).unwrap();
         }
         if n <= 2000 {
-            let ms = cpu_median_ms(1, || gemm::rayon(n, n, n, &a, &b, &mut c).unwrap());
+            let ms = cpu_median_ms(1, || gemm::cpu::rayon(n, n, n, &a, &b, &mut c).unwrap());
             save(&record("cpu-rayon", "cpu", ms, compare(&c, &expect, 1e-3).relative_error)).unwrap();
         }
         let Some(gpu) = self.gpu else { return };
@@ -91,7 +91,7 @@ impl Bench<'_> {
         let mut measure =
             |kernel: &str,
              kind: &str,
-             run: &mut dyn FnMut(&mut host::gpu::CudaSlice<T>) -> host::Result<()>| {
+             run: &mut dyn FnMut(&mut rgla::gpu::CudaSlice<T>) -> rgla::Result<()>| {
                 let what = format!("{kernel} {} n={n}", T::NAME);
                 gpu.upload_into(&poison, &mut dc).unwrap();
                 let checked =

@@ -8,9 +8,9 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use host::mm::{self, Field};
-use host::sparse::Coo;
 use rand::{RngExt, SeedableRng, rngs::StdRng};
+use rgla::mm::{self, Field};
+use rgla::sparse::Coo;
 
 const ROWS: usize = 1_000_000;
 const ENTRIES: usize = 2_000_000;

@@ -8,11 +8,11 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use host::Result;
-use host::sparse::generate::{self, GenSpec};
-use host::sparse::{Csr, DEFAULT_HACK_SIZE, HllLayout};
-use host::spmv::cpu;
-use host::verify::{Tolerance, compare};
+use rgla::Result;
+use rgla::sparse::generate::{self, GenSpec};
+use rgla::sparse::{Csr, DEFAULT_HACK_SIZE, HllLayout};
+use rgla::spmv::cpu;
+use rgla::verify::{Tolerance, compare};
 
 /// y = A x for one matrix in one format: (x, y).
 type Kernel<'a> = dyn Fn(&[f64], &mut [f64]) -> Result<()> + 'a;

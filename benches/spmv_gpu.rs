@@ -11,16 +11,16 @@
 mod common;
 
 use criterion::Criterion;
-use host::bench::{Record, cpu_median_ms, gpu_iters, gpu_median_ms, quick, save};
-use host::gpu::CudaSlice;
-use host::sparse::{Bsr, Csr, Hll, HllLayout, generate};
-use host::spmv::bsr::{BsrKernel, DeviceBsr};
-use host::spmv::csr::{CsrKernel, DeviceCsr};
-use host::spmv::hll::{DeviceHll, HllKernel};
-use host::spmv::{BlockWarps, bsr, cpu, csr, hll};
-use host::vendor::cusparse::{Cusparse, CusparseSpmv, SpmvAlg};
-use host::verify::compare;
-use host::{Gpu, Result, Scalar};
+use rgla::bench::{Record, cpu_median_ms, gpu_iters, gpu_median_ms, quick, save};
+use rgla::gpu::CudaSlice;
+use rgla::sparse::{Bsr, Csr, Hll, HllLayout, generate};
+use rgla::spmv::bsr::{BsrKernel, DeviceBsr};
+use rgla::spmv::csr::{CsrKernel, DeviceCsr};
+use rgla::spmv::hll::{DeviceHll, HllKernel};
+use rgla::spmv::{BlockWarps, bsr, cpu, csr, hll};
+use rgla::vendor::cusparse::{Cusparse, CusparseSpmv, SpmvAlg};
+use rgla::verify::compare;
+use rgla::{Gpu, Result, Scalar};
 
 type Generator = Box<dyn Fn() -> Result<Csr<f64>>>;
 
@@ -62,7 +62,7 @@ fn files() -> Vec<(String, Generator)> {
         .into_iter()
         .map(|path| {
             let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
-            let make: Generator = Box::new(move || host::mm::read_coo::<f64>(&path)?.coo.to_csr());
+            let make: Generator = Box::new(move || rgla::mm::read_coo::<f64>(&path)?.coo.to_csr());
             (name, make)
         })
         .collect()
@@ -70,9 +70,9 @@ fn files() -> Vec<(String, Generator)> {
 
 fn main() {
     let mut criterion = common::gpu_criterion();
-    let gpu = host::bench::gpu_or_skip();
+    let gpu = rgla::bench::gpu_or_skip();
     if let Some(gpu) = &gpu {
-        let gbps = host::bench::record_copy_bandwidth(gpu).unwrap();
+        let gbps = rgla::bench::record_copy_bandwidth(gpu).unwrap();
         eprintln!("{}: device-to-device copy {gbps:.0} GB/s", gpu.props());
     }
     let scale = if quick() { 16 } else { 1 };
@@ -88,7 +88,7 @@ fn main() {
     for (name, make) in inputs {
         let a64 = match make() {
             Ok(a) => a,
-            Err(host::Error::MatrixMarket(e)) => {
+            Err(rgla::Error::MatrixMarket(e)) => {
                 eprintln!("spmv: {name} skipped: {e}");
                 continue;
             }

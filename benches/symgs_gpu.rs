@@ -16,28 +16,28 @@
 mod common;
 
 use criterion::Criterion;
-use host::Gpu;
-use host::bench::{Record, cpu_median_ms, gpu_iters, gpu_median_ms, quick, record_copy_bandwidth, save};
-use host::sparse::{Csr, generate};
-use host::spmv::BlockWarps;
-use host::spmv::cpu::csr_serial;
-use host::spmv::csr::{CsrKernel, spmv};
-use host::symgs::cpu::{CpuSymgs, residual_norm};
-use host::symgs::levels::LevelSmoother;
-use host::symgs::multicolor::{ColoringMethod, MulticolorOrder, MulticolorSmoother, color};
-use host::symgs::pcg::{PcgOptions, pcg_cpu, pcg_gpu};
-use host::symgs::ready_done::ReadyDoneSmoother;
-use host::symgs::sync_free::{Signal, SyncFreeSmoother};
-use host::symgs::{Smoother, SymgsMatrix};
-use host::vendor::cusparse::Cusparse;
-use host::vendor::cusparse_spsv::CusparseSymgs;
-use host::verify::{Tolerance, compare};
+use rgla::Gpu;
+use rgla::bench::{Record, cpu_median_ms, gpu_iters, gpu_median_ms, quick, record_copy_bandwidth, save};
+use rgla::sparse::{Csr, generate};
+use rgla::spmv::BlockWarps;
+use rgla::spmv::cpu::csr_serial;
+use rgla::spmv::csr::{CsrKernel, spmv};
+use rgla::symgs::cpu::{CpuSymgs, residual_norm};
+use rgla::symgs::levels::LevelSmoother;
+use rgla::symgs::multicolor::{ColoringMethod, MulticolorOrder, MulticolorSmoother, color};
+use rgla::symgs::pcg::{PcgOptions, pcg_cpu, pcg_gpu};
+use rgla::symgs::ready_done::ReadyDoneSmoother;
+use rgla::symgs::sync_free::{Signal, SyncFreeSmoother};
+use rgla::symgs::{Smoother, SymgsMatrix};
+use rgla::vendor::cusparse::Cusparse;
+use rgla::vendor::cusparse_spsv::CusparseSymgs;
+use rgla::verify::{Tolerance, compare};
 
-type Generator = Box<dyn Fn() -> host::Result<Csr<f64>>>;
+type Generator = Box<dyn Fn() -> rgla::Result<Csr<f64>>>;
 
 fn main() {
     let mut criterion = common::gpu_criterion();
-    let Some(gpu) = host::bench::gpu_or_skip() else { return };
+    let Some(gpu) = rgla::bench::gpu_or_skip() else { return };
     let gbps = record_copy_bandwidth(&gpu).unwrap();
     eprintln!("{}: device-to-device copy {gbps:.0} GB/s", gpu.props());
     let (n27, n_spd, n_pcg) = if quick() { (48, 100_000, 32) } else { (128, 2_000_000, 64) };
@@ -367,7 +367,7 @@ impl Bench<'_> {
             let label = smoother.as_ref().map_or("none (plain CG)".to_string(), |s| s.name());
             let mut dx = gpu.zeros::<f64>(a.rows()).unwrap();
             // A first solve warms up (and captures the graph), the second is timed.
-            let mut solve = |dx: &mut host::gpu::CudaSlice<f64>| {
+            let mut solve = |dx: &mut rgla::gpu::CudaSlice<f64>| {
                 gpu.memset_zeros(dx)?;
                 pcg_gpu(gpu, &m.csr, smoother.as_deref_mut(), &db, dx, options)
             };

@@ -2,6 +2,8 @@
 //! (the role `cuda_builder` plays in rust-cuda): one module per architecture in
 //! `KERNELS_ARCHES` (default `sm_80,sm_90`), listed in `$OUT_DIR/ptx_modules.rs`. At run time
 //! the host loads the newest module the GPU can run; the driver compiles its PTX for the GPU.
+//! Also writes `$OUT_DIR/launchers.rs`, a typed launcher for every `#[gpu::kernel]` of the
+//! kernels crate, from the same declarations its entry points come from (`declare`).
 //! sm_80 is the baseline every kernel is built for; kernels that need newer instructions are
 //! `#[cfg(target_feature = "sm_90")]` in `kernels` and exist only in that module.
 //! Example: `KERNELS_ARCHES=sm_80 cargo build` builds the baseline only.
@@ -18,13 +20,20 @@ const DEFAULT_ARCHES: &str = "sm_80,sm_90";
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
-    let kernels = manifest_dir.join("../kernels");
+    let kernels = manifest_dir.join("kernels");
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
     let arches = env::var("KERNELS_ARCHES").unwrap_or_else(|_| DEFAULT_ARCHES.to_string());
 
     println!("cargo:rerun-if-env-changed=KERNELS_ARCHES");
     println!("cargo:rerun-if-changed={}", kernels.join("src").display());
     println!("cargo:rerun-if-changed={}", kernels.join("Cargo.toml").display());
+
+    let declared = declare::scan(&kernels.join("src/lib.rs"))
+        .unwrap_or_else(|e| fail(&format!("kernel declarations: {e}")));
+    if let Err(e) = std::fs::write(out_dir.join("launchers.rs"), declare::launchers(&declared)) {
+        fail(&format!("writing the kernel launchers: {e}"));
+    }
+    println!("cargo:rerun-if-changed={}", manifest_dir.join("abi/src").display());
 
     let mut modules = String::from(
         "/// (architecture, e.g. 80 for sm_80; PTX), oldest first.\npub const MODULES: &[(u32, &str)] = &[\n",
@@ -127,5 +136,5 @@ fn workspace_target_dir(manifest_dir: &Path, out_dir: &Path) -> PathBuf {
         .find(|p| p.file_name().is_some_and(|n| n == "build"))
         .and_then(|build| build.parent()?.parent())
         .map(Path::to_path_buf)
-        .unwrap_or_else(|| manifest_dir.join("../target"))
+        .unwrap_or_else(|| manifest_dir.join("target"))
 }

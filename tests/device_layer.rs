@@ -4,8 +4,8 @@
 mod common;
 
 use common::{gpu, random_vec};
-use host::gpu::PushKernelArg;
-use host::{Error, Launch};
+use rgla::kernels::device_tests as kernels;
+use rgla::{Error, Launch};
 
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
@@ -13,14 +13,8 @@ fn thread_indices_1d_and_2d() {
     let gpu = gpu();
     let n = 1000usize; // not a multiple of the block
     let mut out = gpu.filled(4 * n, u32::MAX).unwrap();
-    let k = gpu.kernel("test_index_1d").unwrap();
-    let n32 = n as u32;
-    unsafe {
-        gpu.launch(&k, Launch::linear(n, 96), |a| {
-            a.arg(&mut out).arg(&n32);
-        })
-    }
-    .unwrap();
+    // SAFETY (every launch in this file): the buffers hold what the test kernel indexes.
+    unsafe { kernels::indices_1d(&gpu, Launch::linear(n, 96), &mut out, n as u32) }.unwrap();
     let got = gpu.download(&out).unwrap();
     let blocks = n.div_ceil(96) as u32;
     for i in 0..n {
@@ -30,14 +24,8 @@ fn thread_indices_1d_and_2d() {
 
     let (w, h) = (37u32, 21u32);
     let mut out = gpu.filled((w * h) as usize, u32::MAX).unwrap();
-    let k = gpu.kernel("test_index_2d").unwrap();
     let launch = Launch::grid_2d((w.div_ceil(8), h.div_ceil(4)), (8, 4));
-    unsafe {
-        gpu.launch(&k, launch, |a| {
-            a.arg(&mut out).arg(&w).arg(&h);
-        })
-    }
-    .unwrap();
+    unsafe { kernels::indices_2d(&gpu, launch, &mut out, w, h) }.unwrap();
     let got = gpu.download(&out).unwrap();
     for y in 0..h {
         for x in 0..w {
@@ -46,7 +34,7 @@ fn thread_indices_1d_and_2d() {
     }
 }
 
-/// What lane `lane` of `test_shuffle_*` must write: xor 5, down 3, up 3, idx 7.
+/// What lane `lane` of the shuffles kernel must write: xor 5, down 3, up 3, idx 7.
 fn expected_shuffles<T: Copy>(input: &[T]) -> Vec<T> {
     (0..32)
         .flat_map(|lane: usize| {
@@ -57,49 +45,37 @@ fn expected_shuffles<T: Copy>(input: &[T]) -> Vec<T> {
         .collect()
 }
 
-fn check_shuffle<T>(gpu: &host::Gpu, kernel: &'static str, input: Vec<T>, poison: T)
+fn check_shuffle<T>(gpu: &rgla::Gpu, input: Vec<T>, poison: T)
 where
-    T: host::gpu::DeviceRepr + Copy + Default + PartialEq + std::fmt::Debug,
+    T: kernels::shuffles::Type + Default + PartialEq + std::fmt::Debug,
 {
     let d_in = gpu.upload(&input).unwrap();
     let mut d_out = gpu.filled(128, poison).unwrap();
-    let k = gpu.kernel(kernel).unwrap();
-    unsafe {
-        gpu.launch(&k, Launch::linear(32, 32), |a| {
-            a.arg(&d_in).arg(&mut d_out);
-        })
-    }
-    .unwrap();
-    assert_eq!(gpu.download(&d_out).unwrap(), expected_shuffles(&input), "{kernel}");
+    unsafe { kernels::shuffles(gpu, Launch::linear(32, 32), &d_in, &mut d_out) }.unwrap();
+    assert_eq!(gpu.download(&d_out).unwrap(), expected_shuffles(&input), "{}", T::NAME);
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn warp_shuffles_for_each_type() {
     let gpu = gpu();
-    check_shuffle(&gpu, "test_shuffle_u32", (0..32).map(|i| 1000 + i * 7).collect(), u32::MAX);
-    check_shuffle(&gpu, "test_shuffle_i32", (0..32).map(|i| -500 + i * 31).collect(), i32::MIN);
-    check_shuffle(&gpu, "test_shuffle_f32", random_vec::<f32>(32, 1), f32::NAN.to_bits() as f32);
+    check_shuffle(&gpu, (0..32).map(|i| 1000 + i * 7).collect(), u32::MAX);
+    check_shuffle(&gpu, (0..32).map(|i| -500 + i * 31).collect(), i32::MIN);
+    check_shuffle(&gpu, random_vec::<f32>(32, 1), f32::NAN.to_bits() as f32);
     // f64 moves as two 32-bit halves: values whose halves both matter.
     let f64s: Vec<f64> = (0..32).map(|i| 1.0 / 3.0 + i as f64 * 1e10 + i as f64 * 1e-9).collect();
-    check_shuffle(&gpu, "test_shuffle_f64", f64s, -1.0);
+    check_shuffle(&gpu, f64s, -1.0);
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn warp_votes() {
     let gpu = gpu();
-    let k = gpu.kernel("test_vote").unwrap();
     let cases: [Vec<u32>; 3] = [(0..32).map(|i| (i % 3 == 0) as u32).collect(), vec![0; 32], vec![5; 32]];
     for input in cases {
         let d_in = gpu.upload(&input).unwrap();
         let mut d_out = gpu.filled(3, 7u32).unwrap();
-        unsafe {
-            gpu.launch(&k, Launch::linear(32, 32), |a| {
-                a.arg(&d_in).arg(&mut d_out);
-            })
-        }
-        .unwrap();
+        unsafe { kernels::vote(&gpu, Launch::linear(32, 32), &d_in, &mut d_out) }.unwrap();
         let ballot: u32 = input.iter().enumerate().map(|(i, &v)| ((v != 0) as u32) << i).sum();
         let expect = [ballot, (ballot != 0) as u32, (ballot == u32::MAX) as u32];
         assert_eq!(gpu.download(&d_out).unwrap(), expect, "input {input:?}");
@@ -115,13 +91,8 @@ fn warp_reductions() {
     let d_in = gpu.upload(&input).unwrap();
     let mut d_out = gpu.filled(2 * warps, f64::NAN).unwrap();
     let mut d_down = gpu.filled(warps, f64::NAN).unwrap();
-    let k = gpu.kernel("test_warp_reduce_f64").unwrap();
-    unsafe {
-        gpu.launch(&k, Launch::linear(32 * warps, 64), |a| {
-            a.arg(&d_in).arg(&mut d_out).arg(&mut d_down);
-        })
-    }
-    .unwrap();
+    unsafe { kernels::warp_reduce(&gpu, Launch::linear(32 * warps, 64), &d_in, &mut d_out, &mut d_down) }
+        .unwrap();
     let out = gpu.download(&d_out).unwrap();
     let down = gpu.download(&d_down).unwrap();
     for w in 0..warps {
@@ -138,20 +109,14 @@ fn warp_reductions() {
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn block_reductions_with_dynamic_shared_scratch() {
     let gpu = gpu();
-    let k = gpu.kernel("test_block_reduce_f32").unwrap();
     for (n, block) in [(1000usize, 256u32), (1024, 1024), (77, 32), (5000, 160)] {
         let input = random_vec::<f32>(n, n as u64);
         let d_in = gpu.upload(&input).unwrap();
         let blocks = n.div_ceil(block as usize);
         let mut d_out = gpu.filled(2 * blocks, f32::NAN).unwrap();
         let n32 = n as u32;
-        let launch = Launch::linear(n, block).shared(32 * 4);
-        unsafe {
-            gpu.launch(&k, launch, |a| {
-                a.arg(&d_in).arg(&n32).arg(&mut d_out);
-            })
-        }
-        .unwrap();
+        let launch = Launch::linear(n, block).shared(abi::block_reduction_bytes(4));
+        unsafe { kernels::block_reduce(&gpu, launch, &d_in, n32, &mut d_out) }.unwrap();
         let out = gpu.download(&d_out).unwrap();
         for b in 0..blocks {
             let chunk = &input[b * block as usize..((b + 1) * block as usize).min(n)];
@@ -167,7 +132,6 @@ fn block_reductions_with_dynamic_shared_scratch() {
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn dynamic_shared_memory_carved_in_two() {
     let gpu = gpu();
-    let k = gpu.kernel("test_shared_reverse").unwrap();
     let (n, block) = (1000usize, 128u32);
     let input = random_vec::<f64>(n, 3);
     let d_in = gpu.upload(&input).unwrap();
@@ -175,12 +139,7 @@ fn dynamic_shared_memory_carved_in_two() {
     let mut out2 = gpu.filled(n, f64::NAN).unwrap();
     let n32 = n as u32;
     let launch = Launch::linear(n, block).shared(2 * 8 * block as usize);
-    unsafe {
-        gpu.launch(&k, launch, |a| {
-            a.arg(&d_in).arg(&mut out).arg(&mut out2).arg(&n32);
-        })
-    }
-    .unwrap();
+    unsafe { kernels::shared_reverse(&gpu, launch, &d_in, &mut out, &mut out2, n32) }.unwrap();
     let (out, out2) = (gpu.download(&out).unwrap(), gpu.download(&out2).unwrap());
     let b = block as usize;
     for j in 0..n {
@@ -196,7 +155,6 @@ fn dynamic_shared_memory_carved_in_two() {
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn atomics_add_cas_max() {
     let gpu = gpu();
-    let k = gpu.kernel("test_atomics").unwrap();
     let n = 100_000usize;
     // Values that sum exactly in f32 regardless of order: multiples of 1/4 up to a few units.
     let input: Vec<f32> = (0..n).map(|i| ((i * 7919) % 17) as f32 * 0.25).collect();
@@ -206,12 +164,9 @@ fn atomics_add_cas_max() {
     let mut counter = gpu.upload(&[0u32, 0, i32::MIN as u32, 0]).unwrap();
     let mut fmax = gpu.filled(1, f32::MIN).unwrap();
     let n32 = n as u32;
-    unsafe {
-        gpu.launch(&k, Launch::linear(n, 256), |a| {
-            a.arg(&d_in).arg(&n32).arg(&mut sum32).arg(&mut sum64).arg(&mut counter).arg(&mut fmax);
-        })
-    }
-    .unwrap();
+    let launch = Launch::linear(n, 256);
+    unsafe { kernels::atomics(&gpu, launch, &d_in, n32, &mut sum32, &mut sum64, &mut counter, &mut fmax) }
+        .unwrap();
     let total: f64 = input.iter().map(|&v| v as f64).sum();
     assert_eq!(gpu.download(&sum32).unwrap()[0] as f64, total);
     assert_eq!(gpu.download(&sum64).unwrap()[0], total);
@@ -227,37 +182,32 @@ fn atomics_add_cas_max() {
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn release_acquire_flags_pass_values_between_blocks() {
     let gpu = gpu();
-    let k = gpu.kernel("test_flags").unwrap();
     let blocks = gpu.props().sm_count as usize; // one block per SM: all resident at once
     let mut values = gpu.zeros::<u32>(blocks).unwrap();
     let mut flags = gpu.zeros::<u32>(blocks).unwrap();
     let spin_limit = 100_000_000u32;
-    unsafe {
-        gpu.launch(&k, Launch::linear(blocks, 1), |a| {
-            a.arg(&mut values).arg(&mut flags).arg(&spin_limit);
-        })
-    }
-    .unwrap();
+    unsafe { kernels::flags(&gpu, Launch::linear(blocks, 1), &mut values, &mut flags, spin_limit) }.unwrap();
     let values = gpu.download(&values).unwrap();
     assert_eq!(values, (1..=blocks as u32).collect::<Vec<_>>());
     assert!(gpu.download(&flags).unwrap().iter().all(|&f| f == 1));
 }
 
-/// Runs `kernel(in32, out32, in64, out64, n)` on 777 random values of each type and checks
-/// out = factor * in.
-fn check_scaled_copies(kernel: &'static str, factor32: f32, factor64: f64) {
+/// Runs the load kernel (`load_nc`, or `load_stream_relaxed` when `streaming`) on 777 random
+/// values of each type and checks out = factor * in.
+fn check_scaled_copies(streaming: bool, factor32: f32, factor64: f64) {
     let gpu = gpu();
-    let k = gpu.kernel(kernel).unwrap();
     let n = 777usize;
     let (a, b) = (random_vec::<f32>(n, 4), random_vec::<f64>(n, 5));
     let (da, db) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap());
     let mut oa = gpu.filled(n, f32::NAN).unwrap();
     let mut ob = gpu.filled(n, f64::NAN).unwrap();
     let n32 = n as u32;
+    let launch = Launch::linear(n, 128);
     unsafe {
-        gpu.launch(&k, Launch::linear(n, 128), |x| {
-            x.arg(&da).arg(&mut oa).arg(&db).arg(&mut ob).arg(&n32);
-        })
+        match streaming {
+            false => kernels::load_nc(&gpu, launch, &da, &mut oa, &db, &mut ob, n32),
+            true => kernels::load_stream_relaxed(&gpu, launch, &da, &mut oa, &db, &mut ob, n32),
+        }
     }
     .unwrap();
     assert_eq!(gpu.download(&oa).unwrap(), a.iter().map(|v| factor32 * v).collect::<Vec<_>>());
@@ -267,13 +217,13 @@ fn check_scaled_copies(kernel: &'static str, factor32: f32, factor64: f64) {
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn read_only_cached_loads() {
-    check_scaled_copies("test_load_nc", 2.0, 2.0);
+    check_scaled_copies(false, 2.0, 2.0);
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn streaming_and_relaxed_loads_and_stores() {
-    check_scaled_copies("test_load_stream_relaxed", 2.0, 3.0);
+    check_scaled_copies(true, 2.0, 3.0);
 }
 
 #[test]
@@ -288,27 +238,24 @@ fn errors_name_the_problem() {
     assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
     assert!(err.to_string().contains("out of device memory"), "{err}");
 
-    let k = gpu.kernel("test_vote").unwrap();
-    let err = unsafe { gpu.launch(&k, Launch::linear(32, 2048), |_| {}) }.unwrap_err();
-    assert!(matches!(err, Error::LaunchConfig { .. }) && err.to_string().contains("test_vote"), "{err}");
+    let (d_in, mut d_out) = (gpu.zeros::<u32>(32).unwrap(), gpu.zeros::<u32>(3).unwrap());
+    let err = unsafe { kernels::vote(&gpu, Launch::linear(32, 2048), &d_in, &mut d_out) }.unwrap_err();
+    assert!(
+        matches!(err, Error::LaunchConfig { .. }) && err.to_string().contains("device_tests_vote"),
+        "{err}"
+    );
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn async_copies_land_with_zero_fill() {
     let gpu = gpu();
-    let k = gpu.kernel("test_cp_async").unwrap();
     let src: Vec<f32> = (0..128).map(|i| i as f32 + 1.0).collect();
     // 0, 4, 8, 12 or 16 valid bytes per thread: whole values copied, the rest zero.
     let valid: Vec<u32> = (0..32).map(|t| 4 * (t % 5)).collect();
     let (dsrc, dvalid) = (gpu.upload(&src).unwrap(), gpu.upload(&valid).unwrap());
     let mut out = gpu.filled(192, f32::NAN).unwrap();
-    unsafe {
-        gpu.launch(&k, Launch::linear(32, 32).shared(768), |x| {
-            x.arg(&dsrc).arg(&dvalid).arg(&mut out);
-        })
-    }
-    .unwrap();
+    unsafe { kernels::cp_async(&gpu, Launch::linear(32, 32).shared(768), &dsrc, &dvalid, &mut out) }.unwrap();
     let out = gpu.download(&out).unwrap();
     for t in 0..32 {
         let values = |width: usize, valid_bytes: u32| -> Vec<f32> {
@@ -334,7 +281,6 @@ fn dmma_m16n8k8_fragments_multiply() {
         );
         return;
     }
-    let k = gpu.kernel("test_dmma_m16n8k8").unwrap();
     // Small integers: every product and sum is exact, so the check is equality.
     let a: Vec<f64> = (0..128).map(|i| ((i * 7) % 11) as f64 - 5.0).collect();
     let b: Vec<f64> = (0..64).map(|i| ((i * 5) % 9) as f64 - 4.0).collect();
@@ -347,11 +293,6 @@ fn dmma_m16n8k8_fragments_multiply() {
     }
     let (da, db, dc) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap(), gpu.upload(&c).unwrap());
     let mut d = gpu.filled(128, f64::NAN).unwrap();
-    unsafe {
-        gpu.launch(&k, Launch::linear(32, 32), |x| {
-            x.arg(&da).arg(&db).arg(&dc).arg(&mut d);
-        })
-    }
-    .unwrap();
+    unsafe { kernels::dmma_m16n8k8(&gpu, Launch::linear(32, 32), &da, &db, &dc, &mut d) }.unwrap();
     assert_eq!(gpu.download(&d).unwrap(), expect);
 }

@@ -1,26 +1,29 @@
-//! Every GEMM kernel and tile size against the f64 CPU reference, on square and odd shapes.
+//! Every GEMM kernel and tile size against the f64 CPU reference, on square and odd shapes;
+//! the trailing-update kernels (C -= A B on blocks with leading dimensions) against the CPU.
 
 mod common;
 
 use common::{gpu, random_vec};
-use host::dense::gemm::{self, GemmKernel};
-use host::vendor::cublas::Cublas;
-use host::verify::compare;
-use host::{Gpu, Scalar};
+use rgla::gemm::update::{UpdateKernel, update};
+use rgla::gemm::{self, GemmKernel};
+use rgla::gpu::{MatrixView, MatrixViewMut};
+use rgla::vendor::cublas::{Cublas, CublasGemm};
+use rgla::verify::compare;
+use rgla::{Gpu, Scalar};
 
 /// (m, k, n): the shapes plus a square one.
 const SHAPES: [(usize, usize, usize); 5] =
     [(1, 1, 1), (31, 33, 17), (1000, 7, 513), (256, 256, 256), (4097, 4095, 4099)];
 
-fn check_all<T: Scalar>(tolerance: f64) {
+fn check_all<T: Scalar + CublasGemm>(tolerance: f64) {
     let gpu = gpu();
     let cublas = Cublas::new(&gpu).unwrap();
     for (m, k, n) in SHAPES {
         let a = random_vec::<T>(m * k, 1);
         let b = random_vec::<T>(k * n, 2);
-        let expect = gemm::reference(m, n, k, &a, &b);
+        let expect = gemm::cpu::reference(m, n, k, &a, &b);
         let (da, db) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap());
-        let run = |what: String, f: &dyn Fn(&Gpu, &mut host::gpu::CudaSlice<T>) -> host::Result<()>| {
+        let run = |what: String, f: &dyn Fn(&Gpu, &mut rgla::gpu::CudaSlice<T>) -> rgla::Result<()>| {
             let mut dc = gpu.filled(m * n, T::from_f64(f64::NAN)).unwrap();
             f(&gpu, &mut dc).unwrap_or_else(|e| panic!("{what}: {e}"));
             let got = gpu.download(&dc).unwrap();
@@ -62,4 +65,55 @@ fn gemm_errors_name_the_problem() {
     assert_eq!(GemmKernel::Dmma16.supports::<f64>(&gpu), gpu.ptx_arch() >= 90);
     assert_eq!(GemmKernel::DmmaPipelined.supports::<f64>(&gpu), gpu.ptx_arch() >= 90);
     assert!(!GemmKernel::DmmaPipelined.supports::<f32>(&gpu));
+}
+
+/// C -= A B on blocks inside larger buffers, against the same on the CPU.
+fn check_update<T: Scalar>(kernel: UpdateKernel, tolerance: f64) {
+    let gpu = gpu();
+    // (m, n, k, offset): offsets of 0 keep the rows 16-byte aligned (vector loads), 1 does not.
+    for (m, n, k, offset) in
+        [(1, 1, 1, 0), (31, 33, 17, 1), (130, 70, 64, 0), (1000, 513, 64, 0), (257, 300, 64, 1)]
+    {
+        let ld = n.max(k) + 4; // every block a part of wider rows
+        let (a_rows, b_rows, c_rows) = (m, k, m);
+        let a = random_vec::<T>(offset + a_rows * ld, 1);
+        let b = random_vec::<T>(offset + b_rows * ld, 2);
+        let c = random_vec::<T>(offset + c_rows * ld, 3);
+        let mut expect: Vec<f64> = c.iter().map(|&v| v.into()).collect();
+        for i in 0..m {
+            for j in 0..n {
+                let sum: f64 =
+                    (0..k).map(|p| a[offset + i * ld + p].into() * b[offset + p * ld + j].into()).sum();
+                expect[offset + i * ld + j] -= sum;
+            }
+        }
+        let (da, db) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap());
+        let mut dc = gpu.upload(&c).unwrap();
+        let a = MatrixView::new(&da, offset, m, k, ld).unwrap();
+        let b = MatrixView::new(&db, offset, k, n, ld).unwrap();
+        let c = MatrixViewMut::new(&mut dc, offset, m, n, ld).unwrap();
+        update(&gpu, kernel, a, b, c).unwrap();
+        let got = gpu.download(&dc).unwrap();
+        // Everything outside the block is untouched; inside it matches.
+        compare(&got, &expect, 0.0)
+            .check(&format!("update {kernel:?} {} {m}x{n}x{k}+{offset}", T::NAME), tolerance)
+            .unwrap();
+    }
+    // Blocks that do not fit their buffers, or each other, are errors before any launch.
+    let small = gpu.zeros::<T>(4).unwrap();
+    let err = MatrixView::new(&small, 0, 2, 3, 2).unwrap_err().to_string();
+    assert!(err.contains("does not fit a buffer of 4 elements"), "{err}");
+    let mut out = gpu.zeros::<T>(4).unwrap();
+    let (a, b) = (MatrixView::full(&small, 2, 2).unwrap(), MatrixView::full(&small, 1, 4).unwrap());
+    let err =
+        update(&gpu, kernel, a, b, MatrixViewMut::full(&mut out, 2, 2).unwrap()).unwrap_err().to_string();
+    assert!(err.contains("A is 2 x 2, B 1 x 4"), "{err}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn trailing_update_kernels() {
+    check_update::<f64>(UpdateKernel::Dmma, 1e-13);
+    check_update::<f64>(UpdateKernel::Simt, 1e-13);
+    check_update::<f32>(UpdateKernel::Simt, 1e-5);
 }

@@ -3,14 +3,14 @@
 
 #[test]
 fn gpu_presence_is_reported_truthfully() {
-    match (host::gpu::driver_present(), host::Gpu::new()) {
+    match (rgla::gpu::driver_present(), rgla::Gpu::new()) {
         (false, Err(err)) => {
-            assert!(matches!(err, host::Error::NoDriver), "{err}");
+            assert!(matches!(err, rgla::Error::NoDriver), "{err}");
             assert!(err.to_string().contains("no CUDA driver"), "{err}");
         }
         (false, Ok(_)) => panic!("no CUDA driver, yet a GPU was opened"),
         (true, Ok(gpu)) => assert!(gpu.props().sm_count > 0, "{}", gpu.props()),
         // A driver without a usable device (e.g. a container without the GPU) must say so.
-        (true, Err(err)) => assert!(matches!(err, host::Error::NoDevice(_)), "{err}"),
+        (true, Err(err)) => assert!(matches!(err, rgla::Error::NoDevice(_)), "{err}"),
     }
 }

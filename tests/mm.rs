@@ -8,9 +8,9 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use host::dense::DenseMatrix;
-use host::mm::{self, Field, Format, MatrixMarket, MmError, MmErrorKind, Symmetry};
-use host::sparse::Coo;
+use rgla::dense::DenseMatrix;
+use rgla::mm::{self, Field, Format, MatrixMarket, MmError, MmErrorKind, Symmetry};
+use rgla::sparse::Coo;
 
 fn data(name: &str) -> PathBuf {
     common::data_dir().join(name)

@@ -2,10 +2,10 @@
 //! footprints and statistics, generated matrices' structure, `GenSpec` parsing.
 //! (That conversions preserve y = A x is in `spmv_cpu.rs`.)
 
-use host::sparse::generate::{self, GenSpec, edge_cases};
-use host::sparse::{Bsr, Coo, Csr, Hll, HllLayout};
-use host::verify::compare;
-use host::{Error, Scalar};
+use rgla::sparse::generate::{self, GenSpec, edge_cases};
+use rgla::sparse::{Bsr, Coo, Csr, Hll, HllLayout};
+use rgla::verify::compare;
+use rgla::{Error, Scalar};
 
 const BLOCK_SIZES: [usize; 5] = [1, 2, 3, 8, 32];
 const HACK_SIZES: [usize; 4] = [1, 4, 5, 32];

@@ -4,11 +4,11 @@
 
 mod common;
 
-use host::sparse::generate::{self, GenSpec, edge_cases};
-use host::sparse::{Csr, HllLayout};
-use host::spmv::cpu;
-use host::verify::{Tolerance, compare};
-use host::{Error, Scalar};
+use rgla::sparse::generate::{self, GenSpec, edge_cases};
+use rgla::sparse::{Csr, HllLayout};
+use rgla::spmv::cpu;
+use rgla::verify::{Tolerance, compare};
+use rgla::{Error, Scalar};
 
 /// GPU101's element-wise threshold, reported next to the relative error.
 const THRESHOLD: f64 = 1e-3;
@@ -39,7 +39,7 @@ fn test_matrices<T: Scalar>() -> Vec<(String, Csr<T>)> {
 }
 
 /// Runs `kernel` into a y poisoned with NaN, so every entry must be written.
-fn run<T: Scalar>(rows: usize, kernel: impl FnOnce(&mut [T]) -> host::Result<()>) -> Vec<T> {
+fn run<T: Scalar>(rows: usize, kernel: impl FnOnce(&mut [T]) -> rgla::Result<()>) -> Vec<T> {
     let mut y = vec![T::from_f64(f64::NAN); rows];
     kernel(&mut y).unwrap();
     y
@@ -97,7 +97,7 @@ fn every_kernel_matches_serial_csr_f32() {
 fn serial_csr_matches_hand_computation() {
     // [[1 0 2], [0 3 0]] x [1 2 3] = [7 6]
     let a =
-        host::sparse::Coo::from_triplets(2, 3, vec![0, 0, 1], vec![0, 2, 1], vec![1.0, 2.0, 3.0]).unwrap();
+        rgla::sparse::Coo::from_triplets(2, 3, vec![0, 0, 1], vec![0, 2, 1], vec![1.0, 2.0, 3.0]).unwrap();
     let y = run(2, |y| cpu::csr_serial(&a.to_csr().unwrap(), &[1.0, 2.0, 3.0], y));
     assert_eq!(y, [7.0, 6.0]);
 }

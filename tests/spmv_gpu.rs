@@ -4,13 +4,13 @@
 mod common;
 
 use common::{gpu, random_vec, real_matrices};
-use host::sparse::{Bsr, Csr, Hll, HllLayout, generate};
-use host::spmv::bsr::{BsrKernel, DeviceBsr};
-use host::spmv::csr::{CsrKernel, DeviceCsr};
-use host::spmv::hll::{DeviceHll, HllKernel};
-use host::spmv::{BlockWarps, bsr, cpu, csr, hll};
-use host::verify::compare;
-use host::{Gpu, Scalar};
+use rgla::sparse::{Bsr, Csr, Hll, HllLayout, generate};
+use rgla::spmv::bsr::{BsrKernel, DeviceBsr};
+use rgla::spmv::csr::{CsrKernel, DeviceCsr};
+use rgla::spmv::hll::{DeviceHll, HllKernel};
+use rgla::spmv::{BlockWarps, bsr, cpu, csr, hll};
+use rgla::verify::compare;
+use rgla::{Gpu, Scalar};
 
 /// The matrices every kernel is checked on.
 fn corpus<T: Scalar>() -> Vec<(String, Csr<T>)> {
@@ -38,7 +38,7 @@ fn check<T: Scalar>(
     a: &Csr<T>,
     x: &[T],
     expect: &[T],
-    run: impl FnOnce(&host::gpu::CudaSlice<T>, &mut host::gpu::CudaSlice<T>) -> host::Result<()>,
+    run: impl FnOnce(&rgla::gpu::CudaSlice<T>, &mut rgla::gpu::CudaSlice<T>) -> rgla::Result<()>,
 ) {
     let dx = gpu.upload(x).unwrap();
     let mut dy = gpu.filled(a.rows(), T::from_f64(f64::NAN)).unwrap();
@@ -161,7 +161,7 @@ fn adaptive_kernel_on_a_larger_power_law_matrix() {
 }
 
 fn cusparse_baseline<T: Scalar>() {
-    use host::vendor::cusparse::{Cusparse, CusparseSpmv, SpmvAlg};
+    use rgla::vendor::cusparse::{Cusparse, CusparseSpmv, SpmvAlg};
     let gpu = gpu();
     let lib = Cusparse::new(&gpu).unwrap();
     for (name, a) in corpus::<T>().into_iter().filter(|(_, a)| a.rows() > 0 && a.cols() > 0) {
@@ -192,7 +192,7 @@ fn cusparse_csr_f64() {
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn cusparse_bsr_f64_where_supported() {
-    use host::vendor::cusparse::{Cusparse, CusparseSpmv};
+    use rgla::vendor::cusparse::{Cusparse, CusparseSpmv};
     let gpu = gpu();
     let lib = Cusparse::new(&gpu).unwrap();
     let a = generate::block_random::<f64>(64, 64, 8, 5, 3).unwrap();

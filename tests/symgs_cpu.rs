@@ -5,16 +5,16 @@
 mod common;
 
 use common::{random_vec, real_matrices};
-use host::sparse::{Csr, generate};
-use host::symgs::Direction;
-use host::symgs::cpu::{CpuSymgs, checked_diagonal, residual_norm, symgs, symgs_report_variant};
-use host::symgs::levels::levels_cpu;
-use host::symgs::multicolor::{
+use rgla::sparse::{Csr, generate};
+use rgla::symgs::Direction;
+use rgla::symgs::cpu::{CpuSymgs, checked_diagonal, residual_norm, symgs, symgs_report_variant};
+use rgla::symgs::levels::levels_cpu;
+use rgla::symgs::multicolor::{
     Coloring, ColoringMethod, MulticolorOrder, greedy_coloring, greedy_coloring_in_order,
 };
-use host::symgs::pcg::{PcgOptions, pcg_cpu};
-use host::verify::compare;
-use host::{Error, Scalar};
+use rgla::symgs::pcg::{PcgOptions, pcg_cpu};
+use rgla::verify::compare;
+use rgla::{Error, Scalar};
 
 /// The matrices every smoother is checked on: the HPCG stencil, SPD and unsymmetric random
 /// matrices with a full diagonal, and the real test files SymGS accepts.

@@ -8,22 +8,22 @@
 mod common;
 
 use common::{gpu, random_vec, real_matrices};
-use host::gpu::CudaSlice;
-use host::sparse::{Csr, generate};
-use host::symgs::cpu::{CpuSymgs, checked_diagonal, residual_norm};
-use host::symgs::levels::{LevelSmoother, levels_cpu, levels_gpu};
-use host::symgs::multicolor::{
+use rgla::gpu::CudaSlice;
+use rgla::sparse::{Csr, generate};
+use rgla::symgs::cpu::{CpuSymgs, checked_diagonal, residual_norm};
+use rgla::symgs::levels::{LevelSmoother, levels_cpu, levels_gpu};
+use rgla::symgs::multicolor::{
     ColoringMethod, MulticolorOrder, MulticolorSmoother, ROW_ORDER_ROUNDS, color, greedy_coloring,
     greedy_coloring_in_order,
 };
-use host::symgs::pcg::{PcgOptions, pcg_cpu, pcg_gpu};
-use host::symgs::ready_done::ReadyDoneSmoother;
-use host::symgs::sync_free::{Signal, SyncFreeSmoother};
-use host::symgs::{Direction, Smoother, SymgsMatrix};
-use host::vendor::cusparse::Cusparse;
-use host::vendor::cusparse_spsv::CusparseSymgs;
-use host::verify::compare;
-use host::{Gpu, Scalar};
+use rgla::symgs::pcg::{PcgOptions, pcg_cpu, pcg_gpu};
+use rgla::symgs::ready_done::ReadyDoneSmoother;
+use rgla::symgs::sync_free::{Signal, SyncFreeSmoother};
+use rgla::symgs::{Direction, Smoother, SymgsMatrix};
+use rgla::vendor::cusparse::Cusparse;
+use rgla::vendor::cusparse_spsv::CusparseSymgs;
+use rgla::verify::compare;
+use rgla::{Gpu, Scalar};
 
 /// The matrices every smoother is checked on (as in tests/symgs_cpu.rs, plus a larger stencil
 /// that keeps thousands of warps waiting on each other).
@@ -136,7 +136,7 @@ fn report_variant_matches_cpu<T: Scalar>() {
         let x0 = random_vec::<T>(a.rows(), 3);
         let mut expect = x0.clone();
         CpuSymgs::new(&a).unwrap().sweep_report_variant(&mut expect).unwrap();
-        type Run<'r, T> = Box<dyn FnMut(&Gpu, &mut CudaSlice<T>) -> host::Result<()> + 'r>;
+        type Run<'r, T> = Box<dyn FnMut(&Gpu, &mut CudaSlice<T>) -> rgla::Result<()> + 'r>;
         let mut ready_done = ReadyDoneSmoother::new(&gpu, &m).unwrap();
         let mut levels = LevelSmoother::new(&gpu, &m).unwrap();
         let mut graph = LevelSmoother::new(&gpu, &m).unwrap().use_graph(true);
@@ -401,7 +401,7 @@ fn symgs_wrong_vector_lengths_are_errors() {
 }
 
 fn vector_kernels<T: Scalar>() {
-    use host::blas1::{Dot, dot_cpu, xpay, xpay_cpu};
+    use rgla::blas1::{Dot, dot_cpu, xpay, xpay_cpu};
     let gpu = gpu();
     let mut dot = Dot::<T>::new(&gpu).unwrap();
     for n in [1usize, 31, 1000, 1 << 20, (1 << 20) + 13] {

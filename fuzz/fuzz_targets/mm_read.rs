@@ -6,7 +6,7 @@
 
 #![no_main]
 
-use host::mm::{self, Field};
+use rgla::mm::{self, Field};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -14,9 +14,15 @@ pub enum Error {
     NoDevice(String),
     #[error(
         "out of device memory: asked for {asked} bytes ({}), {free} bytes free of {total}",
-        human_bytes(*asked)
+        human_bytes(*asked as f64)
     )]
     OutOfMemory { asked: usize, free: usize, total: usize },
+    #[error(
+        "not enough {memory} memory: {what} needs {needed} bytes ({}), {available} bytes ({}) are available",
+        human_bytes(*needed as f64),
+        human_bytes(*available as f64)
+    )]
+    NotEnoughMemory { memory: &'static str, what: String, needed: u128, available: u128 },
     #[error("kernel `{0}` not found in the PTX module (is it `#[unsafe(no_mangle)]` in `kernels`?)")]
     KernelNotFound(String),
     #[error("launch of kernel `{kernel}` failed: {source}")]
@@ -51,9 +57,9 @@ impl Error {
     }
 }
 
-pub fn human_bytes(bytes: usize) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = bytes as f64;
+pub fn human_bytes(bytes: f64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut value = bytes;
     let mut unit = 0;
     while value >= 1024.0 && unit + 1 < UNITS.len() {
         value /= 1024.0;

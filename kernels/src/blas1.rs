@@ -5,6 +5,7 @@ use crate::device::thread::{block_idx_x, grid_size_1d, index_1d, thread_idx_x};
 use crate::device::{Float, block, shared};
 
 /// `y[i] += a * x[i]` for `i < n`, grid-stride loop.
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn axpy<T: Float>(n: u32, a: T, x: *const T, y: *mut T) {
     let mut i = index_1d();
     while i < n {
@@ -16,6 +17,7 @@ pub unsafe fn axpy<T: Float>(n: u32, a: T, x: *const T, y: *mut T) {
 }
 
 /// `y[i] = x[i] + b * y[i]` for `i < n` (PCG's new search direction), grid-stride loop.
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn xpay<T: Float>(n: u32, x: *const T, b: T, y: *mut T) {
     let mut i = index_1d();
     while i < n {
@@ -28,6 +30,7 @@ pub unsafe fn xpay<T: Float>(n: u32, x: *const T, b: T, y: *mut T) {
 
 /// First pass of a dot product: `partials[block]` = this block's share of `sum x[i] y[i]`
 /// (grid-stride loop, block reduction). Launch: one pass's blocks; shared bytes: 32 * size_of T.
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn dot_partials<T: Float>(n: u32, x: *const T, y: *const T, partials: *mut T) {
     let mut sum = T::ZERO;
     let mut i = index_1d();
@@ -45,6 +48,7 @@ pub unsafe fn dot_partials<T: Float>(n: u32, x: *const T, y: *const T, partials:
 
 /// Second pass: `out[0] = sum of the count partials`, in a fixed order (deterministic).
 /// Launch: one block; shared bytes: 32 * size_of T.
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn sum_partials<T: Float>(count: u32, partials: *const T, out: *mut T) {
     let mut sum = T::ZERO;
     let mut i = thread_idx_x();
@@ -58,11 +62,4 @@ pub unsafe fn sum_partials<T: Float>(count: u32, partials: *const T, out: *mut T
         // SAFETY: out holds one value.
         unsafe { *out = total };
     }
-}
-
-f32_f64_kernels! {
-    axpy_f32, axpy_f64 => axpy(n: u32, a: T, x: *const T, y: *mut T);
-    xpay_f32, xpay_f64 => xpay(n: u32, x: *const T, b: T, y: *mut T);
-    dot_partials_f32, dot_partials_f64 => dot_partials(n: u32, x: *const T, y: *const T, partials: *mut T);
-    sum_partials_f32, sum_partials_f64 => sum_partials(count: u32, partials: *const T, out: *mut T);
 }

@@ -12,8 +12,8 @@ use crate::device::warp::{self, Shuffle};
 use crate::device::{atomic, block, pipeline};
 
 /// out[4 * i..] = (index_1d, thread_idx_x, block_idx_x, block_dim_x * grid_dim_x), any 1D launch.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn test_index_1d(out: *mut u32, n: u32) {
+#[gpu::kernel]
+pub unsafe fn indices_1d(out: *mut u32, n: u32) {
     let i = index_1d();
     if i < n {
         let values = [i, thread_idx_x(), block_idx_x(), block_dim_x() * grid_dim_x()];
@@ -25,8 +25,8 @@ pub unsafe extern "ptx-kernel" fn test_index_1d(out: *mut u32, n: u32) {
 }
 
 /// out[y * width + x] = y * 65536 + x over a 2D launch covering width x height.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn test_index_2d(out: *mut u32, width: u32, height: u32) {
+#[gpu::kernel]
+pub unsafe fn indices_2d(out: *mut u32, width: u32, height: u32) {
     let (x, y) = index_2d();
     if x < width && y < height {
         // SAFETY: bounds checked against the sizes passed in.
@@ -36,7 +36,8 @@ pub unsafe extern "ptx-kernel" fn test_index_2d(out: *mut u32, width: u32, heigh
 
 /// Shuffles of each type: out[4 * lane + k] for k = xor 5, down 3, up 3, idx 7 of `input[lane]`.
 /// One warp.
-unsafe fn shuffles<T: Shuffle>(input: *const T, out: *mut T) {
+#[gpu::kernel(T = u32 | i32 | f32 | f64)]
+pub unsafe fn shuffles<T: Shuffle>(input: *const T, out: *mut T) {
     let lane = lane_id();
     // SAFETY: one warp, input has 32 values, out 128.
     let v = unsafe { *input.add(lane as usize) };
@@ -47,26 +48,9 @@ unsafe fn shuffles<T: Shuffle>(input: *const T, out: *mut T) {
     }
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn test_shuffle_u32(input: *const u32, out: *mut u32) {
-    unsafe { shuffles(input, out) }
-}
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn test_shuffle_i32(input: *const i32, out: *mut i32) {
-    unsafe { shuffles(input, out) }
-}
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn test_shuffle_f32(input: *const f32, out: *mut f32) {
-    unsafe { shuffles(input, out) }
-}
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn test_shuffle_f64(input: *const f64, out: *mut f64) {
-    unsafe { shuffles(input, out) }
-}
-
 /// Votes on `input[lane] != 0`: out[0] = ballot, out[1] = any, out[2] = all. One warp.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn test_vote(input: *const u32, out: *mut u32) {
+#[gpu::kernel]
+pub unsafe fn vote(input: *const u32, out: *mut u32) {
     // SAFETY: one warp, input has 32 values, out 3.
     let p = unsafe { *input.add(lane_id() as usize) } != 0;
     let (ballot, any, all) = (warp::ballot(p), warp::any(p), warp::all(p));
@@ -81,8 +65,8 @@ pub unsafe extern "ptx-kernel" fn test_vote(input: *const u32, out: *mut u32) {
 
 /// Warp reductions: out[2 * w] = sum, out[2 * w + 1] = max of warp w's inputs; out2[w] = the
 /// `reduce_sum_down` total as lane 0 holds it. Any number of whole warps covering `input`.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn test_warp_reduce_f64(input: *const f64, out: *mut f64, down: *mut f64) {
+#[gpu::kernel]
+pub unsafe fn warp_reduce(input: *const f64, out: *mut f64, down: *mut f64) {
     let i = index_1d();
     // SAFETY: the launch covers exactly the input, a whole number of warps.
     let v = unsafe { *input.add(i as usize) };
@@ -99,8 +83,8 @@ pub unsafe extern "ptx-kernel" fn test_warp_reduce_f64(input: *const f64, out: *
 
 /// Block reductions with dynamic shared scratch (32 f32): out[2 * b] = sum, out[2 * b + 1] =
 /// max over block b; elements past `n` count as 0 (sum) and -inf (max).
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn test_block_reduce_f32(input: *const f32, n: u32, out: *mut f32) {
+#[gpu::kernel]
+pub unsafe fn block_reduce(input: *const f32, n: u32, out: *mut f32) {
     let i = index_1d();
     // SAFETY: guarded by n.
     let v = if i < n { unsafe { *input.add(i as usize) } } else { 0.0 };
@@ -120,13 +104,8 @@ pub unsafe extern "ptx-kernel" fn test_block_reduce_f32(input: *const f32, n: u3
 /// Dynamic shared memory: each block writes input through shared memory reversed into out,
 /// with a second carved array holding the same values doubled (out2). Shared bytes: 2 arrays
 /// of block_dim f64 (carving rounds to 16 bytes).
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn test_shared_reverse(
-    input: *const f64,
-    out: *mut f64,
-    out2: *mut f64,
-    n: u32,
-) {
+#[gpu::kernel]
+pub unsafe fn shared_reverse(input: *const f64, out: *mut f64, out2: *mut f64, n: u32) {
     let t = thread_idx_x();
     let b = block_dim_x();
     let i = index_1d();
@@ -153,8 +132,8 @@ pub unsafe extern "ptx-kernel" fn test_shared_reverse(
 /// counts into counter[0], maxes i into counter[1] (u32) and counter[2] (i32, as -i), maxes
 /// input into fmax[0], and thread i takes a CAS ticket: counter[3] counts successful CAS
 /// increments done in a retry loop.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn test_atomics(
+#[gpu::kernel]
+pub unsafe fn atomics(
     input: *const f32,
     n: u32,
     sum_f32: *mut f32,
@@ -190,8 +169,8 @@ pub unsafe extern "ptx-kernel" fn test_atomics(
 /// Message passing across blocks with release/acquire flags: block b > 0 waits for block
 /// b - 1's flag, reads its value, and publishes value + 1. Launch one thread per block with
 /// at most as many blocks as fit on the GPU at once; values[0] is seeded by block 0 with 1.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn test_flags(values: *mut u32, flags: *mut u32, spin_limit: u32) {
+#[gpu::kernel]
+pub unsafe fn flags(values: *mut u32, flags: *mut u32, spin_limit: u32) {
     let b = block_idx_x() as usize;
     // SAFETY: values and flags have grid_dim entries; b indexes this block's own pair.
     unsafe {
@@ -215,14 +194,8 @@ pub unsafe extern "ptx-kernel" fn test_flags(values: *mut u32, flags: *mut u32, 
 }
 
 /// Read-only cached loads: out[i] = input[i] * 2 for f32 and f64, through `ld.global.nc`.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn test_load_nc(
-    in32: *const f32,
-    out32: *mut f32,
-    in64: *const f64,
-    out64: *mut f64,
-    n: u32,
-) {
+#[gpu::kernel]
+pub unsafe fn load_nc(in32: *const f32, out32: *mut f32, in64: *const f64, out64: *mut f64, n: u32) {
     let i = index_1d();
     if i < n {
         // SAFETY: guarded by n; the inputs are read-only during the kernel.
@@ -235,8 +208,8 @@ pub unsafe extern "ptx-kernel" fn test_load_nc(
 
 /// The other loads and stores: out32[i] = 2 in32[i] through `load_stream` and
 /// `store_relaxed`, out64[i] = 3 in64[i] through `load_relaxed` and `store_relaxed`.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn test_load_stream_relaxed(
+#[gpu::kernel]
+pub unsafe fn load_stream_relaxed(
     in32: *const f32,
     out32: *mut f32,
     in64: *const f64,
@@ -258,8 +231,8 @@ pub unsafe extern "ptx-kernel" fn test_load_stream_relaxed(
 /// bytes), in two groups, waits for both, and writes both shared arrays out: `out[..128]` the
 /// 16-byte copies, `out[128..192]` the 8-byte ones; zero past the valid bytes. One block of 32
 /// threads; shared bytes: 768.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn test_cp_async(src: *const f32, valid: *const u32, out: *mut f32) {
+#[gpu::kernel]
+pub unsafe fn cp_async(src: *const f32, valid: *const u32, out: *mut f32) {
     let t = thread_idx_x();
     let wide = shared::dynamic::<f32>();
     let narrow = wide.after::<f32>(128);
@@ -286,13 +259,8 @@ pub unsafe extern "ptx-kernel" fn test_cp_async(src: *const f32, valid: *const u
 /// One `dmma_m16n8k8`: D = A B + C for row-major A (16 x 8), B (8 x 8), C and D (16 x 8),
 /// through the fragment layout the primitive documents. One warp; sm_90 only.
 #[cfg(target_feature = "sm_90")]
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn test_dmma_m16n8k8(
-    a: *const f64,
-    b: *const f64,
-    c: *const f64,
-    d: *mut f64,
-) {
+#[gpu::kernel]
+pub unsafe fn dmma_m16n8k8(a: *const f64, b: *const f64, c: *const f64, d: *mut f64) {
     let (g, t) = ((lane_id() / 4) as usize, (lane_id() % 4) as usize);
     // SAFETY: g < 8, t < 4: every index below is inside the 16 x 8 and 8 x 8 matrices.
     unsafe {
@@ -310,8 +278,8 @@ pub unsafe extern "ptx-kernel" fn test_dmma_m16n8k8(
 }
 
 /// Traps (the panic handler's path): the host must see a launch failure naming this kernel.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn test_trap(out: *mut u32, index: u32) {
+#[gpu::kernel]
+pub unsafe fn trap(out: *mut u32, index: u32) {
     let table = [1u32, 2, 3];
     // An out-of-range index panics on the device, which traps.
     unsafe { *out = table[index as usize] };

@@ -5,9 +5,9 @@
 //! `--include-ignored` on a GPU machine, where a missing GPU is a failure, never a pass.
 #![allow(dead_code)]
 
-use host::Gpu;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
+use rgla::Gpu;
 
 /// The GPU, or a panic that says why there is none.
 pub fn gpu() -> Gpu {
@@ -15,7 +15,7 @@ pub fn gpu() -> Gpu {
 }
 
 /// `len` random values in [-1, 1) from a fixed seed.
-pub fn random_vec<T: host::Scalar>(len: usize, seed: u64) -> Vec<T> {
+pub fn random_vec<T: rgla::Scalar>(len: usize, seed: u64) -> Vec<T> {
     let mut rng = StdRng::seed_from_u64(seed);
     (0..len).map(|_| T::from_f64(rng.random_range(-1.0..1.0))).collect()
 }
@@ -30,7 +30,7 @@ pub fn data_dir() -> std::path::PathBuf {
 
 /// The real-valued, integer and pattern coordinate files of the test data (complex and dense
 /// `array` files are skipped), as CSR; any other read error fails the test.
-pub fn real_matrices<T: host::Scalar>() -> Vec<(String, host::sparse::Csr<T>)> {
+pub fn real_matrices<T: rgla::Scalar>() -> Vec<(String, rgla::sparse::Csr<T>)> {
     let mut files: Vec<_> = std::fs::read_dir(data_dir())
         .expect("the test data folder")
         .map(|entry| entry.unwrap().path())
@@ -44,7 +44,7 @@ pub fn real_matrices<T: host::Scalar>() -> Vec<(String, host::sparse::Csr<T>)> {
             continue;
         }
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let file = host::mm::read_coo::<T>(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let file = rgla::mm::read_coo::<T>(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
         matrices.push((name, file.coo.to_csr().unwrap()));
     }
     assert!(

@@ -2,7 +2,8 @@
 //! benchmarks, in `bundle/` (ignored by git, carried to the GPU machine).
 //!
 //! Layout: `bundle/tests/*` and `bundle/benches/*` (stripped executables with the PTX
-//! embedded), `bundle/bin/*` (the CLI, and xtask for `xtask report`), `bundle/run-gpu-tests.sh`,
+//! embedded), `bundle/examples/*`, `bundle/bin/*` (the CLI, and xtask for `xtask report`),
+//! `bundle/run-gpu-tests.sh`, `bundle/run-examples.sh`,
 //! `bundle/run-bench.sh`, `bundle/COMMIT`.
 
 use std::fs;
@@ -24,15 +25,19 @@ pub fn run() -> Result<()> {
     let benches = build(&["bench", "--workspace", "--no-run"], |kind, _| kind == "bench")?;
     // The CLI and xtask itself: `bundle/bin/xtask report` writes the report on the GPU machine.
     let bins = build(&["build", "--workspace", "--bins"], |kind, test| kind == "bin" && !test)?;
+    let examples = build(&["build", "--examples"], |kind, test| kind == "example" && !test)?;
     let mut total = 0u64;
-    for (folder, files) in [("tests", &tests), ("benches", &benches), ("bin", &bins)] {
+    for (folder, files) in [("tests", &tests), ("benches", &benches), ("examples", &examples), ("bin", &bins)]
+    {
         let dir = bundle.join(folder);
         fs::create_dir_all(&dir)?;
         for Executable { name, path } in files.iter() {
             total += fs::copy(path, dir.join(name)).with_context(|| format!("copying {}", path.display()))?;
         }
     }
-    for (name, text) in [("run-gpu-tests.sh", RUN_GPU_TESTS), ("run-bench.sh", RUN_BENCH)] {
+    for (name, text) in
+        [("run-gpu-tests.sh", RUN_GPU_TESTS), ("run-examples.sh", RUN_EXAMPLES), ("run-bench.sh", RUN_BENCH)]
+    {
         let script = bundle.join(name);
         fs::write(&script, text)?;
         set_executable(&script)?;
@@ -47,10 +52,11 @@ pub fn run() -> Result<()> {
         "bundle",
     ]))?;
     println!(
-        "bundle/: {} test, {} bench and {} other executables, {:.1} MiB ({:.1} MiB as bundle.tar.gz); on a GPU \
-         machine run bundle/run-gpu-tests.sh or bundle/run-bench.sh from the repository root",
+        "bundle/: {} test, {} bench, {} example and {} other executables, {:.1} MiB ({:.1} MiB as bundle.tar.gz); \
+         on a GPU machine run bundle/run-gpu-tests.sh or bundle/run-bench.sh from the repository root",
         tests.len(),
         benches.len(),
+        examples.len(),
         bins.len(),
         total as f64 / (1u64 << 20) as f64,
         fs::metadata(&archive)?.len() as f64 / (1u64 << 20) as f64
@@ -89,6 +95,33 @@ done
 [ -n "$broken" ] && echo "failing executables:$broken (full log: $log)"
 echo "gpu-tests: $passed passed, $failed failed, $ignored ignored"
 [ -z "$broken" ]
+"#;
+
+const RUN_EXAMPLES: &str = r#"#!/bin/sh
+# Runs the examples as a user would (each prints its verified results) and checks that a
+# problem too large for the machine fails at once with a message; a summary line last.
+cd "$(dirname "$0")/.." || exit 2
+[ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+echo "commit $(cat bundle/COMMIT); GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo 'nvidia-smi not found')"
+failed=""
+run() {
+    echo "\$ $*"
+    "$@" || failed="$failed $(basename "$1")"
+}
+run bundle/examples/spmv_file tests/data/cage4.mtx
+run bundle/examples/spmv_file tests/data/Trefethen_150.mtx
+run bundle/examples/pcg
+run bundle/examples/custom_kernel
+for kernel in cpu-rayon blocked; do
+    echo "\$ rgla gemm --m 200000 --k 200000 --n 200000 --kernel $kernel"
+    start=$(date +%s)
+    if bundle/bin/rgla gemm --m 200000 --k 200000 --n 200000 --kernel "$kernel"; then
+        failed="$failed too-large-gemm-ran"
+    fi
+    echo "(exit status $?, after $(($(date +%s) - start)) s)"
+done
+echo "examples: ${failed:-all passed}${failed:+ failed:$failed}"
+[ -z "$failed" ]
 "#;
 
 const RUN_BENCH: &str = r#"#!/bin/sh

@@ -14,7 +14,7 @@ const ARCHES: [&str; 2] = ["sm_80", "sm_90"];
 
 pub fn run() -> Result<()> {
     // The host build script builds the PTX; make sure it is current.
-    run_command(cargo().args(["build", "--quiet", "-p", "host"]))?;
+    run_command(cargo().args(["build", "--quiet", "-p", "rgla"]))?;
     let modules = ptx_modules();
     if modules.is_empty() {
         bail!("no PTX under target/ptx/ after the host build");

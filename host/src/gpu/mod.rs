@@ -1,24 +1,28 @@
 //! The GPU runtime on cudarc: a [`Gpu`] handle (context, stream, the embedded PTX module),
-//! typed device buffers and copies, a launch helper, CUDA-graph replay, CUDA-event timing and
-//! device properties.
+//! typed device buffers and copies, matrix views, launch shapes and queues (the typed launchers
+//! themselves are in [`crate::kernels`]), CUDA-graph replay, CUDA-event timing and device
+//! properties.
 
 mod graph;
 mod launch;
 mod props;
 mod timing;
+mod view;
 
 pub use cudarc::driver::{
-    CudaSlice, CudaView, CudaViewMut, DeviceRepr, LaunchArgs, PushKernelArg, ValidAsZeroBits,
+    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr, LaunchArgs,
+    ValidAsZeroBits,
 };
 pub use graph::GraphReplay;
 pub use launch::{Kernel, Launch};
 pub use props::DeviceProps;
 pub use timing::Timing;
+pub use view::{MatrixView, MatrixViewMut};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{CudaContext, CudaModule, CudaStream, DriverError, sys};
+use cudarc::driver::{CudaContext, CudaModule, DriverError, sys};
 use cudarc::nvrtc::Ptx;
 
 use crate::error::{Error, Result};
@@ -185,40 +189,10 @@ impl Gpu {
         self.upload(&vec![value; len])
     }
 
-    /// Queues a kernel launch.
-    ///
-    /// # Safety
-    /// `args` must push exactly the arguments the kernel declares, in order and with matching
-    /// types, and every buffer must be as large as the kernel will index for this launch.
-    pub unsafe fn launch<'a>(
-        &'a self,
-        kernel: &'a Kernel,
-        launch: Launch,
-        args: impl FnOnce(&mut LaunchArgs<'a>),
-    ) -> Result<()> {
-        // SAFETY: the caller's contract, on the GPU's own stream.
-        unsafe { self.launch_on(&self.stream, kernel, launch, args) }
-    }
-
-    /// Queues a kernel launch on `stream` (e.g. one being captured into a [`GraphReplay`]).
-    ///
-    /// # Safety
-    /// As [`Gpu::launch`].
-    pub unsafe fn launch_on<'a>(
-        &'a self,
-        stream: &'a CudaStream,
-        kernel: &'a Kernel,
-        launch: Launch,
-        args: impl FnOnce(&mut LaunchArgs<'a>),
-    ) -> Result<()> {
-        let config = launch.validate(kernel, &self.props)?;
-        let mut builder = stream.launch_builder(&kernel.function);
-        args(&mut builder);
-        *self.last_kernel.lock().unwrap() = kernel.name;
-        // SAFETY: the caller's contract above.
-        unsafe { builder.launch(config) }
-            .map(drop)
-            .map_err(|source| Error::Launch { kernel: kernel.name.to_string(), source })
+    /// Queues launches on `stream` instead of the GPU's own (e.g. a stream being captured into
+    /// a [`GraphReplay`]): pass the result where a launcher takes a queue.
+    pub fn on<'a>(&'a self, stream: &'a Arc<CudaStream>) -> Queue<'a> {
+        Queue { gpu: self, stream }
     }
 
     /// Waits for all queued work; an error names the last kernel launched.
@@ -252,6 +226,54 @@ impl Gpu {
             return Error::OutOfMemory { asked: len * size_of::<T>(), free, total };
         }
         Error::Driver { what: "device allocation or copy", source }
+    }
+}
+
+/// Where a launch is queued: a GPU and one of its streams. A `&Gpu` converts into its own
+/// stream's queue, so launchers take either.
+#[derive(Clone, Copy)]
+pub struct Queue<'a> {
+    gpu: &'a Gpu,
+    stream: &'a Arc<CudaStream>,
+}
+
+impl<'a> From<&'a Gpu> for Queue<'a> {
+    fn from(gpu: &'a Gpu) -> Self {
+        Queue { gpu, stream: &gpu.stream }
+    }
+}
+
+impl<'a> Queue<'a> {
+    pub fn gpu(&self) -> &'a Gpu {
+        self.gpu
+    }
+
+    pub fn stream(&self) -> &'a Arc<CudaStream> {
+        self.stream
+    }
+
+    /// Queues a kernel launch (what the typed launchers of [`crate::kernels`] call).
+    ///
+    /// # Safety
+    /// `args` pushes exactly the arguments the kernel declares, in order and with matching
+    /// types, and every buffer is as large as the kernel will index for this launch.
+    pub(crate) unsafe fn launch<'b>(
+        &self,
+        kernel: &'b Kernel,
+        launch: Launch,
+        args: impl FnOnce(&mut LaunchArgs<'b>),
+    ) -> Result<()>
+    where
+        'a: 'b,
+    {
+        let config = launch.validate(kernel, &self.gpu.props)?;
+        let mut builder = self.stream.launch_builder(&kernel.function);
+        args(&mut builder);
+        *self.gpu.last_kernel.lock().unwrap() = kernel.name;
+        // SAFETY: the caller's contract above.
+        unsafe { builder.launch(config) }
+            .map(drop)
+            .map_err(|source| Error::Launch { kernel: kernel.name.to_string(), source })
     }
 }
 

@@ -22,7 +22,8 @@ pub use csr::{Csr, RowStats};
 pub use generate::GenSpec;
 pub use hll::{DEFAULT_HACK_SIZE, Hll, HllLayout};
 
-use crate::error::{Error, Result, human_bytes};
+use crate::error::{Error, Result};
+use crate::memory::Footprint;
 
 /// `value` as a `u32`, or an error naming `what` when it does not fit.
 pub(crate) fn fits_u32(value: usize, what: &str) -> Result<u32> {
@@ -42,16 +43,13 @@ pub(crate) fn split_at_bounds<'a, X>(mut slice: &'a mut [X], bounds: &[usize]) -
     pieces
 }
 
-/// `len` copies of `value`, or an error naming `what` when the host cannot allocate them (a
-/// padded format of a skewed matrix can need far more memory than the matrix itself).
+/// `len` copies of `value`, or an error naming `what` when the host has not the memory for them
+/// (a padded format of a skewed matrix can need far more memory than the matrix itself).
 pub(crate) fn try_filled<X: Clone>(len: usize, value: X, what: &str) -> Result<Vec<X>> {
+    Footprint::new(format!("{what} ({len} slots)")).host::<X>(len as u128).check_host()?;
     let mut out = Vec::new();
-    out.try_reserve_exact(len).map_err(|_| {
-        Error::InvalidInput(format!(
-            "{what}: {len} slots ({}) do not fit in host memory",
-            human_bytes(len.saturating_mul(size_of::<X>()))
-        ))
-    })?;
+    out.try_reserve_exact(len)
+        .map_err(|_| Error::InvalidInput(format!("{what}: {len} slots exceed the address space")))?;
     out.resize(len, value);
     Ok(out)
 }

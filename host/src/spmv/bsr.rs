@@ -4,7 +4,8 @@
 use super::gpu::{BlockWarps, check_vectors, to_u32};
 use crate::Scalar;
 use crate::error::{Error, Result};
-use crate::gpu::{CudaSlice, Gpu, Launch, PushKernelArg};
+use crate::gpu::{CudaSlice, Gpu, Launch};
+use crate::kernels::spmv::bsr as kernels;
 use crate::sparse::Bsr;
 
 /// A BSR matrix in device memory.
@@ -77,18 +78,6 @@ impl BsrKernel {
     pub fn from_name(name: &str) -> Option<BsrKernel> {
         BsrKernel::ALL.into_iter().find(|k| k.name() == name)
     }
-
-    fn entry_points(self) -> (&'static str, &'static str) {
-        match self {
-            BsrKernel::ThreadPerBlockRow => {
-                ("spmv_bsr_thread_per_block_row_f32", "spmv_bsr_thread_per_block_row_f64")
-            }
-            BsrKernel::ThreadPerCell => ("spmv_bsr_thread_per_cell_f32", "spmv_bsr_thread_per_cell_f64"),
-            BsrKernel::WarpPerBlockRow => {
-                ("spmv_bsr_warp_per_block_row_f32", "spmv_bsr_warp_per_block_row_f64")
-            }
-        }
-    }
 }
 
 /// y = A x with the chosen BSR kernel.
@@ -115,22 +104,33 @@ pub fn spmv<T: Scalar>(
         }
         BsrKernel::WarpPerBlockRow => Launch::warp_per_item(a.block_rows, warps.warps()),
     };
-    let k = gpu.kernel(T::pick(kernel.entry_points()))?;
     let (block_rows, b, rows, cols) =
         (a.block_rows as u32, a.block_size as u32, a.rows as u32, a.cols as u32);
-    // SAFETY: the arguments match the entry points of kernels/src/spmv/bsr.rs; the buffers
-    // hold the uploaded BSR matrix, and x, y the checked lengths.
+    // Every BSR kernel takes the same arguments.
+    macro_rules! bsr {
+        ($kernel:ident) => {
+            kernels::$kernel(
+                gpu,
+                launch,
+                block_rows,
+                b,
+                rows,
+                cols,
+                &a.block_row_ptr,
+                &a.block_col,
+                &a.values,
+                x,
+                y,
+            )
+        };
+    }
+    // SAFETY: the buffers hold the uploaded BSR matrix (checked at upload), x and y the
+    // checked lengths.
     unsafe {
-        gpu.launch(&k, launch, |args| {
-            args.arg(&block_rows)
-                .arg(&b)
-                .arg(&rows)
-                .arg(&cols)
-                .arg(&a.block_row_ptr)
-                .arg(&a.block_col)
-                .arg(&a.values)
-                .arg(x)
-                .arg(y);
-        })
+        match kernel {
+            BsrKernel::ThreadPerBlockRow => bsr!(thread_per_block_row),
+            BsrKernel::ThreadPerCell => bsr!(thread_per_cell),
+            BsrKernel::WarpPerBlockRow => bsr!(warp_per_block_row),
+        }
     }
 }

@@ -3,8 +3,9 @@
 
 use super::gpu::{BlockWarps, check_vectors, to_u32};
 use crate::Scalar;
-use crate::error::{Error, Result};
-use crate::gpu::{CudaSlice, Gpu, Launch, PushKernelArg};
+use crate::error::Result;
+use crate::gpu::{CudaSlice, Gpu, Launch};
+use crate::kernels::spmv::csr as kernels;
 use crate::sparse::Csr;
 
 /// A CSR matrix in device memory, with the analysis the adaptive kernel uses.
@@ -37,8 +38,11 @@ pub struct CsrPlan {
 /// Nonzeros per warp on a long row: 8 per lane.
 pub const LONG_ROW_CHUNK: u32 = 256;
 
+/// Threads per block of the vector kernel.
+const VECTOR_BLOCK: u32 = 128;
+
 /// The widths the vector kernel is built for.
-pub const WIDTHS: [u32; 5] = [2, 4, 8, 16, 32];
+pub const WIDTHS: [u32; 5] = kernels::vector::W;
 
 impl CsrPlan {
     pub fn new(row_ptr: &[u32]) -> CsrPlan {
@@ -180,7 +184,7 @@ impl CsrKernel {
 
     pub fn from_name(name: &str) -> Option<CsrKernel> {
         if let Some(w) = name.strip_prefix("csr-vector").and_then(|w| w.parse().ok()) {
-            return [2, 4, 8, 16, 32].contains(&w).then_some(CsrKernel::Vector(w));
+            return WIDTHS.contains(&w).then_some(CsrKernel::Vector(w));
         }
         CsrKernel::ALL.into_iter().find(|k| k.name() == name)
     }
@@ -202,74 +206,65 @@ pub fn spmv<T: Scalar>(
     }
     let rows = a.rows as u32;
     let threads = warps.threads();
-    let name = |base: &str| -> Result<&'static str> {
-        KERNEL_NAMES
-            .iter()
-            .find(|(b, _)| *b == base)
-            .map(|(_, pair)| T::pick(*pair))
-            .ok_or_else(|| Error::InvalidInput(format!("no kernel {base}")))
-    };
-    // SAFETY (every launch below): the arguments match the entry point's signature in
-    // kernels/src/spmv/csr.rs, the buffers have the sizes of an `a.rows x a.cols` CSR matrix
-    // with `a.nnz` entries (checked at upload), and x, y the checked lengths.
-    match kernel {
-        CsrKernel::Scalar | CsrKernel::WarpShuffle | CsrKernel::WarpShared | CsrKernel::WarpLdg => {
-            let (base, launch) = match kernel {
-                CsrKernel::Scalar => ("scalar", Launch::linear(a.rows, threads)),
-                CsrKernel::WarpShuffle => ("warp_shuffle", Launch::warp_per_item(a.rows, warps.warps())),
-                CsrKernel::WarpShared => (
-                    "warp_shared",
-                    Launch::warp_per_item(a.rows, warps.warps()).shared(threads as usize * size_of::<T>()),
-                ),
-                _ => ("warp_ldg", Launch::warp_per_item(a.rows, warps.warps())),
-            };
-            let k = gpu.kernel(name(base)?)?;
-            unsafe {
-                gpu.launch(&k, launch, |args| {
-                    args.arg(&rows).arg(&a.row_ptr).arg(&a.col_idx).arg(&a.values).arg(x).arg(y);
-                })
+    let (row_ptr, col_idx, values) = (&a.row_ptr, &a.col_idx, &a.values);
+    // SAFETY (every launch below): the buffers hold an `a.rows x a.cols` CSR matrix with
+    // `a.nnz` entries (checked at upload), x and y the checked lengths.
+    unsafe {
+        match kernel {
+            CsrKernel::Scalar => {
+                kernels::scalar(gpu, Launch::linear(a.rows, threads), rows, row_ptr, col_idx, values, x, y)
             }
-        }
-        CsrKernel::NnzAtomic => {
-            gpu.memset_zeros(y)?;
-            if a.nnz == 0 {
-                return Ok(());
+            CsrKernel::WarpShuffle => {
+                let launch = Launch::warp_per_item(a.rows, warps.warps());
+                kernels::warp_shuffle(gpu, launch, rows, row_ptr, col_idx, values, x, y)
             }
-            let nnz = to_u32(a.nnz, "nnz")?;
-            let k = gpu.kernel(name("nnz_atomic")?)?;
-            let launch = Launch::linear(a.nnz, threads).shared(threads as usize * (size_of::<T>() + 4) + 16);
-            unsafe {
-                gpu.launch(&k, launch, |args| {
-                    args.arg(&rows).arg(&nnz).arg(&a.row_ptr).arg(&a.col_idx).arg(&a.values).arg(x).arg(y);
-                })
+            CsrKernel::WarpShared => {
+                let launch =
+                    Launch::warp_per_item(a.rows, warps.warps()).shared(threads as usize * size_of::<T>());
+                kernels::warp_shared(gpu, launch, rows, row_ptr, col_idx, values, x, y)
             }
-        }
-        CsrKernel::Vector(width) => launch_vector(gpu, a, width, u32::MAX, x, y),
-        CsrKernel::Adaptive => {
-            launch_vector(gpu, a, a.plan.width, a.plan.long_row, x, y)?;
-            if let Some((chunk_rows, chunk_starts)) = &a.long_chunks {
-                let chunks = to_u32(a.plan.chunk_rows.len(), "long-row chunks")?;
-                let k = gpu.kernel(name("long_row_chunks")?)?;
-                let launch = Launch::warp_per_item(chunks as usize, 4);
-                unsafe {
-                    gpu.launch(&k, launch, |args| {
-                        args.arg(&chunks)
-                            .arg(&LONG_ROW_CHUNK)
-                            .arg(chunk_rows)
-                            .arg(chunk_starts)
-                            .arg(&a.row_ptr)
-                            .arg(&a.col_idx)
-                            .arg(&a.values)
-                            .arg(x)
-                            .arg(y);
-                    })?;
+            CsrKernel::WarpLdg => {
+                let launch = Launch::warp_per_item(a.rows, warps.warps());
+                kernels::warp_ldg(gpu, launch, rows, row_ptr, col_idx, values, x, y)
+            }
+            CsrKernel::NnzAtomic => {
+                gpu.memset_zeros(y)?;
+                if a.nnz == 0 {
+                    return Ok(());
                 }
+                let nnz = to_u32(a.nnz, "nnz")?;
+                let launch = Launch::linear(a.nnz, threads)
+                    .shared(abi::spmv::nnz_atomic_shared_bytes(threads, size_of::<T>()));
+                kernels::nnz_atomic(gpu, launch, rows, nnz, row_ptr, col_idx, values, x, y)
             }
-            Ok(())
+            CsrKernel::Vector(width) => launch_vector(gpu, a, width, u32::MAX, x, y),
+            CsrKernel::Adaptive => {
+                launch_vector(gpu, a, a.plan.width, a.plan.long_row, x, y)?;
+                if let Some((chunk_rows, chunk_starts)) = &a.long_chunks {
+                    let chunks = to_u32(a.plan.chunk_rows.len(), "long-row chunks")?;
+                    let launch = Launch::warp_per_item(chunks as usize, 4);
+                    kernels::long_row_chunks(
+                        gpu,
+                        launch,
+                        chunks,
+                        LONG_ROW_CHUNK,
+                        chunk_rows,
+                        chunk_starts,
+                        row_ptr,
+                        col_idx,
+                        values,
+                        x,
+                        y,
+                    )?;
+                }
+                Ok(())
+            }
         }
     }
 }
 
+/// The vector kernel at `width` lanes per row; rows longer than `long_row` are left to the
+/// long-row kernel.
 fn launch_vector<T: Scalar>(
     gpu: &Gpu,
     a: &DeviceCsr<T>,
@@ -278,34 +273,12 @@ fn launch_vector<T: Scalar>(
     x: &CudaSlice<T>,
     y: &mut CudaSlice<T>,
 ) -> Result<()> {
-    let names = match width {
-        2 => ("spmv_csr_vector2_f32", "spmv_csr_vector2_f64"),
-        4 => ("spmv_csr_vector4_f32", "spmv_csr_vector4_f64"),
-        8 => ("spmv_csr_vector8_f32", "spmv_csr_vector8_f64"),
-        16 => ("spmv_csr_vector16_f32", "spmv_csr_vector16_f64"),
-        32 => ("spmv_csr_vector32_f32", "spmv_csr_vector32_f64"),
-        _ => return Err(Error::InvalidInput(format!("vector width {width} (2, 4, 8, 16 or 32)"))),
-    };
-    let k = gpu.kernel(T::pick(names))?;
-    let rows = a.rows as u32;
-    let launch = Launch::linear(a.rows.saturating_mul(width as usize), 128);
-    // SAFETY: as in `spmv`: spmv_csr_vectorW_T(rows, row_ptr, col_idx, values, x, y, long_row).
+    let launch = Launch::linear(a.rows.saturating_mul(width as usize), VECTOR_BLOCK);
+    // SAFETY: as in `spmv`.
     unsafe {
-        gpu.launch(&k, launch, |args| {
-            args.arg(&rows).arg(&a.row_ptr).arg(&a.col_idx).arg(&a.values).arg(x).arg(y).arg(&long_row);
-        })
+        kernels::vector(gpu, launch, width, a.rows as u32, &a.row_ptr, &a.col_idx, &a.values, x, y, long_row)
     }
 }
-
-/// (kernel base name, (f32 entry point, f64 entry point)).
-const KERNEL_NAMES: [(&str, (&str, &str)); 6] = [
-    ("scalar", ("spmv_csr_scalar_f32", "spmv_csr_scalar_f64")),
-    ("nnz_atomic", ("spmv_csr_nnz_atomic_f32", "spmv_csr_nnz_atomic_f64")),
-    ("warp_shuffle", ("spmv_csr_warp_shuffle_f32", "spmv_csr_warp_shuffle_f64")),
-    ("warp_shared", ("spmv_csr_warp_shared_f32", "spmv_csr_warp_shared_f64")),
-    ("warp_ldg", ("spmv_csr_warp_ldg_f32", "spmv_csr_warp_ldg_f64")),
-    ("long_row_chunks", ("spmv_csr_long_row_chunks_f32", "spmv_csr_long_row_chunks_f64")),
-];
 
 #[cfg(test)]
 mod tests {

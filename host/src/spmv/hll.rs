@@ -5,7 +5,8 @@
 use super::gpu::{BlockWarps, check_vectors, to_u32};
 use crate::Scalar;
 use crate::error::{Error, Result};
-use crate::gpu::{CudaSlice, Gpu, Launch, PushKernelArg};
+use crate::gpu::{CudaSlice, Gpu, Launch};
+use crate::kernels::spmv::hll as kernels;
 use crate::sparse::{Hll, HllLayout};
 
 /// An HLL matrix in device memory.
@@ -90,16 +91,6 @@ impl HllKernel {
     pub fn layout(self) -> HllLayout {
         if self == HllKernel::Sell { HllLayout::ColumnMajor } else { HllLayout::RowMajor }
     }
-
-    fn entry_points(self) -> (&'static str, &'static str) {
-        match self {
-            HllKernel::V1ThreadPerHack => ("spmv_hll_v1_f32", "spmv_hll_v1_f64"),
-            HllKernel::V2ThreadPerRow => ("spmv_hll_v2_f32", "spmv_hll_v2_f64"),
-            HllKernel::V3SharedX => ("spmv_hll_v3_f32", "spmv_hll_v3_f64"),
-            HllKernel::V4WarpPerRow => ("spmv_hll_v4_f32", "spmv_hll_v4_f64"),
-            HllKernel::Sell => ("spmv_hll_sell_f32", "spmv_hll_sell_f64"),
-        }
-    }
 }
 
 /// y = A x with the chosen HLL kernel; the matrix must be in the layout the kernel reads.
@@ -130,23 +121,25 @@ pub fn spmv<T: Scalar>(
         HllKernel::V3SharedX => Launch::linear(a.rows, threads).shared(threads as usize * size_of::<T>()),
         HllKernel::V4WarpPerRow => Launch::warp_per_item(a.rows, warps.warps()),
     };
-    let k = gpu.kernel(T::pick(kernel.entry_points()))?;
     let (rows, cols, hack) = (a.rows as u32, a.cols as u32, a.hack_size as u32);
-    // SAFETY: the arguments match the entry points of kernels/src/spmv/hll.rs (v3 also takes
-    // cols); the buffers hold the uploaded HLL matrix, and x, y the checked lengths.
+    let (offsets, widths, col_idx, values) = (&a.hack_offsets, &a.hack_widths, &a.col_idx, &a.values);
+    // SAFETY: the buffers hold the uploaded HLL matrix (checked at upload), x and y the
+    // checked lengths.
     unsafe {
-        gpu.launch(&k, launch, |args| {
-            args.arg(&rows);
-            if kernel == HllKernel::V3SharedX {
-                args.arg(&cols);
+        match kernel {
+            HllKernel::V1ThreadPerHack => {
+                kernels::v1_thread_per_hack(gpu, launch, rows, hack, offsets, widths, col_idx, values, x, y)
             }
-            args.arg(&hack)
-                .arg(&a.hack_offsets)
-                .arg(&a.hack_widths)
-                .arg(&a.col_idx)
-                .arg(&a.values)
-                .arg(x)
-                .arg(y);
-        })
+            HllKernel::V2ThreadPerRow => {
+                kernels::v2_thread_per_row(gpu, launch, rows, hack, offsets, widths, col_idx, values, x, y)
+            }
+            HllKernel::V3SharedX => {
+                kernels::v3_shared_x(gpu, launch, rows, cols, hack, offsets, widths, col_idx, values, x, y)
+            }
+            HllKernel::V4WarpPerRow => {
+                kernels::v4_warp_per_row(gpu, launch, rows, hack, offsets, widths, col_idx, values, x, y)
+            }
+            HllKernel::Sell => kernels::sell(gpu, launch, rows, hack, offsets, widths, col_idx, values, x, y),
+        }
     }
 }

@@ -14,13 +14,12 @@
 //! level). The GPU analysis takes 380 ms on the stencil (its kernel takes rows in row order,
 //! where the stencil's x-lines are chains; see `sync_free`) and 7 ms on the random matrix.
 
-use cudarc::driver::CudaStream;
-
 use super::sync_free::{DEFAULT_TIMEOUT_NS, FULL_WARPS_PER_SM, persistent_launch, timeout_error};
 use super::{Direction, Smoother, SymgsMatrix, forward_flag, rhs_of};
 use crate::Scalar;
 use crate::error::{Error, Result};
-use crate::gpu::{CudaSlice, Gpu, GraphReplay, Kernel, Launch, PushKernelArg};
+use crate::gpu::{CudaSlice, Gpu, GraphReplay, Launch, Queue};
+use crate::kernels::symgs::{levels as kernels, sync_free};
 use crate::sparse::Csr;
 use crate::vendor::device_ptr;
 
@@ -89,6 +88,20 @@ impl DeviceLevels {
         self.offsets.len().saturating_sub(1)
     }
 
+    /// Checks that these are level lists of `matrix`'s rows (what every smoother built on given
+    /// levels checks first).
+    pub fn check_for<T>(&self, matrix: &SymgsMatrix<T>) -> Result<()> {
+        if self.rows.len() != matrix.rows || self.offsets.last().copied().unwrap_or(0) as usize != matrix.rows
+        {
+            return Err(Error::InvalidInput(format!(
+                "level lists of {} rows for a matrix of {}",
+                self.rows.len(),
+                matrix.rows
+            )));
+        }
+        Ok(())
+    }
+
     /// Back to the host, each level's rows sorted (the GPU lists them in any order).
     pub fn to_host(&self, gpu: &Gpu) -> Result<Levels> {
         let mut rows = gpu.download(&self.rows)?;
@@ -118,8 +131,8 @@ pub fn levels_cpu<T>(a: &Csr<T>, direction: Direction) -> Levels {
 }
 
 /// The levels of `direction`, computed on the GPU: every row's level by the sync-free
-/// kernel (`symgs_levels_sync_free`), then a counting sort by level (`symgs_level_counts`,
-/// prefix sums on the host, `symgs_level_scatter`); each level's rows in ascending order.
+/// kernel (`sync_free::levels`), then a counting sort by level (`level_counts`, prefix sums on
+/// the host, `level_scatter`); each level's rows in ascending order.
 pub fn levels_gpu<T: Scalar>(gpu: &Gpu, m: &SymgsMatrix<T>, direction: Direction) -> Result<DeviceLevels> {
     if m.rows == 0 {
         return Ok(DeviceLevels { offsets: vec![0], rows: gpu.zeros(0)? });
@@ -130,16 +143,22 @@ pub fn levels_gpu<T: Scalar>(gpu: &Gpu, m: &SymgsMatrix<T>, direction: Direction
     let mut error = gpu.zeros::<u32>(1)?;
     let mut level_plus_one = gpu.zeros::<u32>(m.rows)?;
     let mut depth = gpu.zeros::<u32>(1)?;
-    let find = gpu.kernel("symgs_levels_sync_free")?;
-    // SAFETY: symgs_levels_sync_free(rows, forward, timeout_ns, backoff_ns, ticket, error,
-    // row_ptr, col_idx, level_plus_one, depth) on a checked square matrix; flags of `rows`,
-    // zeroed.
+    // SAFETY: a checked square matrix; flags of `rows`, zeroed.
     unsafe {
-        gpu.launch(&find, persistent_launch(gpu, m.rows, FULL_WARPS_PER_SM), |a| {
-            a.arg(&rows).arg(&forward).arg(&DEFAULT_TIMEOUT_NS).arg(&LEVELS_BACKOFF_NS);
-            a.arg(&mut ticket).arg(&mut error);
-            a.arg(&m.csr.row_ptr).arg(&m.csr.col_idx).arg(&mut level_plus_one).arg(&mut depth);
-        })?;
+        sync_free::levels(
+            gpu,
+            persistent_launch(gpu, m.rows, FULL_WARPS_PER_SM),
+            rows,
+            forward,
+            DEFAULT_TIMEOUT_NS,
+            LEVELS_BACKOFF_NS,
+            &mut ticket,
+            &mut error,
+            &m.csr.row_ptr,
+            &m.csr.col_idx,
+            &mut level_plus_one,
+            &mut depth,
+        )?;
     }
     let stuck = gpu.download(&error)?[0];
     if stuck != 0 {
@@ -147,13 +166,10 @@ pub fn levels_gpu<T: Scalar>(gpu: &Gpu, m: &SymgsMatrix<T>, direction: Direction
     }
     let levels = gpu.download(&depth)?[0];
     let mut counts = gpu.zeros::<u32>(levels as usize)?;
-    let count = gpu.kernel("symgs_level_counts")?;
-    // SAFETY: symgs_level_counts(rows, levels, level_plus_one, counts), counts of `levels`.
+    // SAFETY: level_plus_one of `rows`, counts of `levels`.
     unsafe {
-        gpu.launch(&count, Launch::linear(m.rows, 256), |a| {
-            a.arg(&rows).arg(&levels).arg(&level_plus_one).arg(&mut counts);
-        })?;
-    }
+        sync_free::level_counts(gpu, Launch::linear(m.rows, 256), rows, levels, &level_plus_one, &mut counts)?
+    };
     let mut offsets = vec![0u32];
     for c in gpu.download(&counts)? {
         offsets.push(offsets.last().unwrap() + c);
@@ -167,13 +183,10 @@ pub fn levels_gpu<T: Scalar>(gpu: &Gpu, m: &SymgsMatrix<T>, direction: Direction
     }
     let mut cursor = gpu.upload(&offsets[..levels as usize])?;
     let mut level_rows = gpu.zeros::<u32>(m.rows)?;
-    let scatter = gpu.kernel("symgs_level_scatter")?;
-    // SAFETY: symgs_level_scatter(rows, levels, level_plus_one, cursor, level_rows): the
-    // cursors start at the prefix sums of the counts, so every slot is < rows.
+    // SAFETY: the cursors start at the prefix sums of the counts, so every slot is < rows.
     unsafe {
-        gpu.launch(&scatter, Launch::linear(m.rows, 256), |a| {
-            a.arg(&rows).arg(&levels).arg(&level_plus_one).arg(&mut cursor).arg(&mut level_rows);
-        })?;
+        let launch = Launch::linear(m.rows, 256);
+        sync_free::level_scatter(gpu, launch, rows, levels, &level_plus_one, &mut cursor, &mut level_rows)?;
     }
     // The scatter lists a level's rows in any order; sorted, every run hands the rows out in
     // the same order (reproducible timings; no faster on an H100).
@@ -210,17 +223,8 @@ impl<'a, T: Scalar> LevelSmoother<'a, T> {
         forward: DeviceLevels,
         backward: DeviceLevels,
     ) -> Result<Self> {
-        for levels in [&forward, &backward] {
-            if levels.rows.len() != matrix.rows
-                || levels.offsets.last().copied().unwrap_or(0) as usize != matrix.rows
-            {
-                return Err(Error::InvalidInput(format!(
-                    "level lists of {} rows for a matrix of {}",
-                    levels.rows.len(),
-                    matrix.rows
-                )));
-            }
-        }
+        forward.check_for(matrix)?;
+        backward.check_for(matrix)?;
         Ok(LevelSmoother {
             matrix,
             forward,
@@ -252,40 +256,22 @@ impl<'a, T: Scalar> LevelSmoother<'a, T> {
         if self.matrix.rows == 0 {
             return Ok(());
         }
-        let relax = gpu.kernel(T::pick(("symgs_relax_level_f32", "symgs_relax_level_f64")))?;
         if !self.use_graph {
-            return self.queue(gpu, gpu.stream(), &relax, r, x);
+            return self.queue(gpu.into(), r, x);
         }
         let key = (r.map(|r| device_ptr(gpu, r) as u64), device_ptr(gpu, x) as u64);
         let mut graph = std::mem::take(&mut self.graph);
-        let replayed = graph.run(gpu, key, |stream| self.queue(gpu, stream, &relax, r, x));
+        let replayed = graph.run(gpu, key, |stream| self.queue(gpu.on(stream), r, x));
         self.graph = graph;
         replayed
     }
 
-    /// Queues a whole sweep on `stream`: forward levels x -> tmp, backward levels tmp -> x.
-    fn queue(
-        &mut self,
-        gpu: &Gpu,
-        stream: &CudaStream,
-        relax: &Kernel,
-        r: Option<&CudaSlice<T>>,
-        x: &mut CudaSlice<T>,
-    ) -> Result<()> {
+    /// Queues a whole sweep: forward levels x -> tmp, backward levels tmp -> x.
+    fn queue(&mut self, queue: Queue<'_>, r: Option<&CudaSlice<T>>, x: &mut CudaSlice<T>) -> Result<()> {
         let m = self.matrix;
-        queue_half_sweep(
-            gpu,
-            stream,
-            relax,
-            m,
-            &self.forward,
-            Direction::Forward,
-            rhs_of(r, x),
-            x,
-            &mut self.tmp,
-        )?;
+        queue_half_sweep(queue, m, &self.forward, Direction::Forward, rhs_of(r, x), x, &mut self.tmp)?;
         let tmp = &self.tmp;
-        queue_half_sweep(gpu, stream, relax, m, &self.backward, Direction::Backward, rhs_of(r, tmp), tmp, x)
+        queue_half_sweep(queue, m, &self.backward, Direction::Backward, rhs_of(r, tmp), tmp, x)
     }
 }
 
@@ -303,12 +289,9 @@ impl<T: Scalar> Smoother<T> for LevelSmoother<'_, T> {
     }
 }
 
-/// One launch per level, in order, on `stream`.
-#[allow(clippy::too_many_arguments)]
+/// One launch per level, in order.
 fn queue_half_sweep<T: Scalar>(
-    gpu: &Gpu,
-    stream: &CudaStream,
-    relax: &Kernel,
+    queue: Queue<'_>,
     m: &SymgsMatrix<T>,
     levels: &DeviceLevels,
     direction: Direction,
@@ -321,15 +304,25 @@ fn queue_half_sweep<T: Scalar>(
         let (start, end) = (levels.offsets[k], levels.offsets[k + 1]);
         let count = end - start;
         let level_rows = levels.rows.slice(start as usize..end as usize);
-        // SAFETY: symgs_relax_level_T(count, level_rows, forward, row_ptr, col_idx, values,
-        // diagonal, rhs, old, new): `count` rows listed, all < rows, each level after the
-        // levels it depends on; vectors of `rows`.
+        // SAFETY: `count` rows listed, all < rows, each level after the levels it depends on;
+        // vectors of `rows`.
         unsafe {
-            gpu.launch_on(stream, relax, Launch::warp_per_item(count as usize, 4), |a| {
-                a.arg(&count).arg(&level_rows).arg(&forward);
-                a.arg(&m.csr.row_ptr).arg(&m.csr.col_idx).arg(&m.csr.values).arg(&m.diagonal);
-                a.arg(rhs).arg(old).arg(&mut *new);
-            })?;
+            let (csr, launch) = (&m.csr, Launch::warp_per_item(count as usize, 4));
+            let (row_ptr, col_idx, values) = (&csr.row_ptr, &csr.col_idx, &csr.values);
+            kernels::relax_level(
+                queue,
+                launch,
+                count,
+                &level_rows,
+                forward,
+                row_ptr,
+                col_idx,
+                values,
+                &m.diagonal,
+                rhs,
+                old,
+                new,
+            )?;
         }
     }
     Ok(())

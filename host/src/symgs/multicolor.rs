@@ -28,14 +28,14 @@
 //! SpMVs; 16 colors; 1.66 ms with the greedy coloring's 47). The coloring takes about 0.1 s on
 //! the GPU (the greedy one 0.7 to 2.4 s on the host); renumbering and upload about 1.2 s.
 
-use cudarc::driver::CudaStream;
 use rayon::prelude::*;
 
 use super::Smoother;
 use super::cpu::{CpuSymgs, check_vector, checked_diagonal};
 use crate::Scalar;
 use crate::error::{Error, Result};
-use crate::gpu::{CudaSlice, Gpu, GraphReplay, Kernel, Launch, PushKernelArg};
+use crate::gpu::{CudaSlice, Gpu, GraphReplay, Launch, Queue};
+use crate::kernels::symgs::multicolor as kernels;
 use crate::sparse::Csr;
 use crate::spmv::csr::{CsrPlan, DeviceCsr};
 use crate::vendor::device_ptr;
@@ -155,14 +155,8 @@ fn jones_plassmann<T: Scalar>(gpu: &Gpu, a: &Csr<T>, degree_first: bool) -> Resu
     let row_ptr = gpu.upload(a.row_ptr())?;
     let col_idx = gpu.upload(a.col_indices())?;
     let mut unsymmetric = gpu.zeros::<u32>(1)?;
-    let check = gpu.kernel("symgs_pattern_unsymmetric")?;
-    // SAFETY: symgs_pattern_unsymmetric(rows, row_ptr, col_idx, unsymmetric): a valid square
-    // CSR pattern of `rows` rows, one flag.
-    unsafe {
-        gpu.launch(&check, launch, |k| {
-            k.arg(&rows).arg(&row_ptr).arg(&col_idx).arg(&mut unsymmetric);
-        })?;
-    }
+    // SAFETY: a valid square CSR pattern of `rows` rows, one flag.
+    unsafe { kernels::pattern_unsymmetric(gpu, launch, rows, &row_ptr, &col_idx, &mut unsymmetric)? };
     let transpose = if gpu.download(&unsymmetric)?[0] != 0 {
         let t = a.transpose();
         Some((gpu.upload(t.row_ptr())?, gpu.upload(t.col_indices())?))
@@ -173,29 +167,31 @@ fn jones_plassmann<T: Scalar>(gpu: &Gpu, a: &Csr<T>, degree_first: bool) -> Resu
     // Without a transpose the kernels get A's pattern again and do not read it.
     let (t_row_ptr, t_col_idx) = transpose.as_ref().map_or((&row_ptr, &col_idx), |(p, c)| (p, c));
     let mut state = gpu.zeros::<u64>(n)?;
-    let init = gpu.kernel("symgs_jp_init")?;
-    // SAFETY: symgs_jp_init(rows, transposed, row_ptr, t_row_ptr, state): row pointers of
-    // rows + 1 entries, a state per row.
-    unsafe {
-        gpu.launch(&init, launch, |k| {
-            k.arg(&rows).arg(&transposed).arg(&row_ptr).arg(t_row_ptr).arg(&mut state);
-        })?;
-    }
+    // SAFETY: row pointers of rows + 1 entries, a state per row.
+    unsafe { kernels::jp_init(gpu, launch, rows, transposed, &row_ptr, t_row_ptr, &mut state)? };
     let (degree_first, row_order_rounds) = if degree_first { (1u32, ROW_ORDER_ROUNDS) } else { (0, 0) };
     let mut colored = gpu.zeros::<u32>(1)?;
-    let round_kernel = gpu.kernel("symgs_jp_round")?;
     let mut round = 0u32;
     loop {
         for _ in 0..ROUNDS_PER_CHECK {
-            // SAFETY: symgs_jp_round(rows, round, degree_first, row_order_rounds, transposed,
-            // row_ptr, col_idx, t_row_ptr, t_col_idx, state, colored): valid square patterns
-            // (A, and A^T or A again), a state per row, one counter; blocks of 256.
+            // SAFETY: valid square patterns (A, and A^T or A again), a state per row, one
+            // counter; blocks of 256.
             unsafe {
-                gpu.launch(&round_kernel, launch, |k| {
-                    k.arg(&rows).arg(&round).arg(&degree_first).arg(&row_order_rounds).arg(&transposed);
-                    k.arg(&row_ptr).arg(&col_idx).arg(t_row_ptr).arg(t_col_idx);
-                    k.arg(&mut state).arg(&mut colored);
-                })?;
+                kernels::jp_round(
+                    gpu,
+                    launch,
+                    rows,
+                    round,
+                    degree_first,
+                    row_order_rounds,
+                    transposed,
+                    &row_ptr,
+                    &col_idx,
+                    t_row_ptr,
+                    t_col_idx,
+                    &mut state,
+                    &mut colored,
+                )?;
             }
             round += 1;
         }
@@ -346,21 +342,11 @@ fn without_diagonal<T: Scalar>(b: &Csr<T>) -> Csr<T> {
     Csr::from_parts_unchecked(b.rows(), b.cols(), row_ptr, col_indices, values)
 }
 
-/// The relax kernels by lanes per row (the widths of [`crate::spmv::csr::WIDTHS`]).
-const RELAX_KERNELS: [(u32, (&str, &str)); 5] = [
-    (2, ("symgs_relax_color2_f32", "symgs_relax_color2_f64")),
-    (4, ("symgs_relax_color4_f32", "symgs_relax_color4_f64")),
-    (8, ("symgs_relax_color8_f32", "symgs_relax_color8_f64")),
-    (16, ("symgs_relax_color16_f32", "symgs_relax_color16_f64")),
-    (32, ("symgs_relax_color32_f32", "symgs_relax_color32_f64")),
-];
-
-/// One color's launch: its rows of the renumbered matrix, lanes per row and kernel.
+/// One color's launch: its rows of the renumbered matrix and lanes per row.
 struct ColorLaunch {
     first: u32,
     count: u32,
     width: u32,
-    kernel: Kernel,
 }
 
 /// The multicolor smoother on the GPU: its own renumbered copy of the matrix, the diagonal
@@ -371,8 +357,6 @@ pub struct MulticolorSmoother<T> {
     diagonal: CudaSlice<T>,
     new_to_old: CudaSlice<u32>,
     colors: Vec<ColorLaunch>,
-    gather: Kernel,
-    scatter: Kernel,
     method: Option<ColoringMethod>,
     r_colored: CudaSlice<T>,
     x_colored: CudaSlice<T>,
@@ -392,8 +376,7 @@ impl<T: Scalar> MulticolorSmoother<T> {
             }
             let nnz = b.row_ptr()[c[1] as usize] - b.row_ptr()[c[0] as usize];
             let width = CsrPlan::width_for(nnz as f64 / count as f64);
-            let names = RELAX_KERNELS.iter().find(|(w, _)| *w == width).map_or(RELAX_KERNELS[4].1, |k| k.1);
-            colors.push(ColorLaunch { first, count, width, kernel: gpu.kernel(T::pick(names))? });
+            colors.push(ColorLaunch { first, count, width });
         }
         Ok(MulticolorSmoother {
             rows: b.rows(),
@@ -401,8 +384,6 @@ impl<T: Scalar> MulticolorSmoother<T> {
             diagonal: gpu.upload(&order.permuted.diagonal())?,
             new_to_old: gpu.upload(&order.new_to_old)?,
             colors,
-            gather: gpu.kernel(T::pick(("symgs_gather2_f32", "symgs_gather2_f64")))?,
-            scatter: gpu.kernel(T::pick(("symgs_scatter_f32", "symgs_scatter_f64")))?,
             method: order.method,
             r_colored: gpu.zeros(b.rows())?,
             x_colored: gpu.zeros(b.rows())?,
@@ -438,25 +419,14 @@ impl<T: Scalar> MulticolorSmoother<T> {
         self.colors.iter().map(|c| c.width).collect()
     }
 
-    /// Queues a whole sweep on `stream`: r and x into color order, the colors forward and
-    /// back, x back to the original order.
-    fn queue(
-        &mut self,
-        gpu: &Gpu,
-        stream: &CudaStream,
-        r: &CudaSlice<T>,
-        x: &mut CudaSlice<T>,
-    ) -> Result<()> {
+    /// Queues a whole sweep: r and x into color order, the colors forward and back, x back to
+    /// the original order.
+    fn queue(&mut self, queue: Queue<'_>, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
         let n = self.rows as u32;
         let launch = Launch::linear(self.rows, 256);
-        // SAFETY: symgs_gather2_T(n, index, a_src, a_dst, b_src, b_dst): index a permutation
-        // of 0..n, vectors of n.
-        unsafe {
-            gpu.launch_on(stream, &self.gather, launch, |a| {
-                a.arg(&n).arg(&self.new_to_old).arg(r).arg(&mut self.r_colored);
-                a.arg(&*x).arg(&mut self.x_colored);
-            })?;
-        }
+        let index = &self.new_to_old;
+        // SAFETY: index a permutation of 0..n, vectors of n.
+        unsafe { kernels::gather2(queue, launch, n, index, r, &mut self.r_colored, x, &mut self.x_colored)? };
         // Backward from the second-to-last color: the rows of one color do not read each
         // other, so relaxing the last color again at once would recompute its rows from the
         // very values they were just computed from (the same result, to rounding).
@@ -464,22 +434,26 @@ impl<T: Scalar> MulticolorSmoother<T> {
         let m = &self.off_diagonal;
         for color in self.colors.iter().chain(self.colors[..last].iter().rev()) {
             let launch = Launch::linear(color.count as usize * color.width as usize, 128);
-            // SAFETY: symgs_relax_color{W}_T(first, count, row_ptr, col_idx, values,
-            // diagonal, r, x): rows first..first + count of the renumbered matrix without its
-            // diagonal (W its width); vectors of `rows`; blocks a multiple of 32.
+            // SAFETY: rows first..first + count of the renumbered matrix without its diagonal;
+            // vectors of `rows`; blocks a multiple of 32.
             unsafe {
-                gpu.launch_on(stream, &color.kernel, launch, |a| {
-                    a.arg(&color.first).arg(&color.count).arg(&m.row_ptr).arg(&m.col_idx).arg(&m.values);
-                    a.arg(&self.diagonal).arg(&self.r_colored).arg(&mut self.x_colored);
-                })?;
+                kernels::relax_color(
+                    queue,
+                    launch,
+                    color.width,
+                    color.first,
+                    color.count,
+                    &m.row_ptr,
+                    &m.col_idx,
+                    &m.values,
+                    &self.diagonal,
+                    &self.r_colored,
+                    &mut self.x_colored,
+                )?;
             }
         }
-        // SAFETY: symgs_scatter_T(n, index, src, dst), as above.
-        unsafe {
-            gpu.launch_on(stream, &self.scatter, launch, |a| {
-                a.arg(&n).arg(&self.new_to_old).arg(&self.x_colored).arg(x);
-            })
-        }
+        // SAFETY: as the gather.
+        unsafe { kernels::scatter(queue, launch, n, index, &self.x_colored, x) }
     }
 }
 
@@ -511,11 +485,11 @@ impl<T: Scalar> Smoother<T> for MulticolorSmoother<T> {
             return Ok(());
         }
         if !self.use_graph {
-            return self.queue(gpu, gpu.stream(), r, x);
+            return self.queue(gpu.into(), r, x);
         }
         let key = (device_ptr(gpu, r) as u64, device_ptr(gpu, x) as u64);
         let mut graph = std::mem::take(&mut self.graph);
-        let replayed = graph.run(gpu, key, |stream| self.queue(gpu, stream, r, x));
+        let replayed = graph.run(gpu, key, |stream| self.queue(gpu.on(stream), r, x));
         self.graph = graph;
         replayed
     }

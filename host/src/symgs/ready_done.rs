@@ -15,7 +15,8 @@
 use super::{Direction, Smoother, SymgsMatrix, forward_flag, rhs_of};
 use crate::Scalar;
 use crate::error::{Error, Result};
-use crate::gpu::{CudaSlice, Gpu, Launch, PushKernelArg};
+use crate::gpu::{CudaSlice, Gpu, Launch};
+use crate::kernels::symgs::ready_done as kernels;
 
 /// The report's flag arrays and its counter of done rows.
 struct Flags {
@@ -95,25 +96,31 @@ fn half_sweep<T: Scalar>(
 ) -> Result<usize> {
     let rows = m.rows as u32;
     let forward = forward_flag(direction);
-    let ready = gpu.kernel("symgs_ready")?;
-    let relax = gpu.kernel(T::pick(("symgs_relax_ready_f32", "symgs_relax_ready_f64")))?;
     gpu.memset_zeros(&mut flags.done)?;
     gpu.memset_zeros(&mut flags.done_count)?;
     let (mut passes, mut done_before) = (0, 0);
     loop {
-        // SAFETY: symgs_ready(rows, forward, row_ptr, col_idx, done, ready) and
-        // symgs_relax_ready_T(rows, forward, row_ptr, col_idx, values, diagonal, rhs, old, new,
-        // ready, done, done_count) on a checked square matrix, vectors and flags of `rows`.
+        let (row_ptr, col_idx, values) = (&m.csr.row_ptr, &m.csr.col_idx, &m.csr.values);
+        // SAFETY: a checked square matrix, vectors and flags of `rows`.
         unsafe {
-            gpu.launch(&ready, Launch::linear(m.rows, 256), |a| {
-                a.arg(&rows).arg(&forward).arg(&m.csr.row_ptr).arg(&m.csr.col_idx);
-                a.arg(&flags.done).arg(&mut flags.ready);
-            })?;
-            gpu.launch(&relax, Launch::warp_per_item(m.rows, 4), |a| {
-                a.arg(&rows).arg(&forward).arg(&m.csr.row_ptr).arg(&m.csr.col_idx).arg(&m.csr.values);
-                a.arg(&m.diagonal).arg(rhs).arg(old).arg(&mut *new);
-                a.arg(&flags.ready).arg(&mut flags.done).arg(&mut flags.done_count);
-            })?;
+            let launch = Launch::linear(m.rows, 256);
+            kernels::ready(gpu, launch, rows, forward, row_ptr, col_idx, &flags.done, &mut flags.ready)?;
+            kernels::relax_ready(
+                gpu,
+                Launch::warp_per_item(m.rows, 4),
+                rows,
+                forward,
+                row_ptr,
+                col_idx,
+                values,
+                &m.diagonal,
+                rhs,
+                old,
+                new,
+                &flags.ready,
+                &mut flags.done,
+                &mut flags.done_count,
+            )?;
         }
         passes += 1;
         let done = gpu.download(&flags.done_count)?[0];

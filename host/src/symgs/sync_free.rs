@@ -22,23 +22,15 @@ use super::levels::{DeviceLevels, levels_gpu};
 use super::{Direction, Smoother, SymgsMatrix, forward_flag, rhs_of};
 use crate::Scalar;
 use crate::error::{Error, Result};
-use crate::gpu::{CudaSlice, Gpu, Launch, PushKernelArg};
+use crate::gpu::{CudaSlice, Gpu, Launch};
+use crate::kernels::symgs::sync_free as kernels;
+use abi::symgs::{
+    SYNC_FREE_LANES_PER_ROW as LANES_PER_ROW, SYNC_FREE_WARPS_PER_BLOCK as WARPS_PER_BLOCK, TicketPlan,
+};
 
 /// How long one wait may last before the sweep is abandoned: far beyond any valid wait (a
 /// warp waits at most for the rows that the other running warps hold, microseconds each).
 pub const DEFAULT_TIMEOUT_NS: u64 = 2_000_000_000;
-
-/// Lanes per row of the sweep kernels: a warp per row (see `kernels/src/symgs/sync_free.rs`
-/// for why it is passed at all).
-const LANES_PER_ROW: u32 = 32;
-
-/// Warps per block of the persistent launches: a sweep's block takes one ticket for all its
-/// warps, and the one ticket counter serves every block: fewer atomics on the counter, against
-/// more warps held up at each block's barrier. Measured on an H100 (ms per sweep, stencil /
-/// random SPD of the benchmark), at 95d3f95: 2 warps 3.08 / 3.17, 4 warps 2.44-2.46 / 2.53, 8
-/// warps 2.45 / 2.44, 16 warps 2.49 / 2.47; since batches halve the tickets of the wide levels
-/// (see [`TicketPlan`]): 4 warps 2.43 / 2.20, 8 warps 2.47 / 2.21, 16 warps 2.24 on random.
-const WARPS_PER_BLOCK: u32 = 4;
 
 /// Warps per SM of a persistent launch by default: the H100's 64 resident warps per SM.
 pub const FULL_WARPS_PER_SM: u32 = 64;
@@ -77,41 +69,6 @@ pub(crate) fn timeout_error(what: &'static str, row: u32, timeout_ns: u64) -> Er
 /// least 20 000 rows: 2.24 and 2.43).
 const WIDE_BATCH: u32 = 2;
 
-/// Which block tickets hand each warp a batch of consecutive rows instead of one: tickets
-/// `wide_first .. wide_first + wide_tickets` (the kernel's `TicketPlan`). A batch saves the
-/// ticket and the block barrier before each row but its second; it only pays where the rows
-/// do not wait on each other, so the plan covers the longest run of levels at least as wide
-/// as the warps in flight (the random matrix's first levels: 5% faster, 2.32 against 2.20 ms
-/// a sweep on an H100). The 27-point stencil has no such run (at most 4096 rows a level).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct TicketPlan {
-    wide_first: u32,
-    wide_tickets: u32,
-    batch: u32,
-}
-
-impl TicketPlan {
-    /// Batches of `batch` rows per warp over the longest run of levels (`offsets`) of at
-    /// least `wide_rows` rows each, in whole tickets.
-    fn new(offsets: &[u32], wide_rows: usize, batch: u32) -> Self {
-        let (mut run, mut run_start) = ((0, 0), None);
-        for (level, bounds) in offsets.windows(2).enumerate() {
-            if ((bounds[1] - bounds[0]) as usize) < wide_rows {
-                run_start = None;
-                continue;
-            }
-            let start = offsets[*run_start.get_or_insert(level)];
-            if bounds[1] - start > run.1 - run.0 {
-                run = (start, bounds[1]);
-            }
-        }
-        // A single ticket is a row per warp (LANES_PER_ROW = 32).
-        let wide_first = run.0.div_ceil(WARPS_PER_BLOCK);
-        let wide_tickets = run.1.saturating_sub(wide_first * WARPS_PER_BLOCK) / (WARPS_PER_BLOCK * batch);
-        TicketPlan { wide_first, wide_tickets, batch }
-    }
-}
-
 /// The rows of one direction in the order they are handed out, level by level.
 struct SweepOrder<T> {
     /// Each row as `[row, first nonzero, end nonzero, 0]`.
@@ -144,7 +101,7 @@ impl<T: Scalar> SweepOrder<T> {
             entries: gpu.upload(&entries)?,
             inverse_diagonal: gpu.upload(&inverse)?,
             level_offsets: levels.offsets.clone(),
-            plan: TicketPlan { wide_first: 0, wide_tickets: 0, batch: 1 }, // no batches
+            plan: TicketPlan::NONE,
         })
     }
 }
@@ -189,15 +146,8 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         forward: DeviceLevels,
         backward: DeviceLevels,
     ) -> Result<Self> {
-        for levels in [&forward, &backward] {
-            if levels.rows.len() != matrix.rows {
-                return Err(Error::InvalidInput(format!(
-                    "level lists of {} rows for a matrix of {}",
-                    levels.rows.len(),
-                    matrix.rows
-                )));
-            }
-        }
+        forward.check_for(matrix)?;
+        backward.check_for(matrix)?;
         let (row_ptr, diagonal) = (gpu.download(&matrix.csr.row_ptr)?, gpu.download(&matrix.diagonal)?);
         let mut smoother = SyncFreeSmoother {
             matrix,
@@ -297,63 +247,52 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         } else {
             gpu.upload_into(&[self.first_ticket; 2], &mut self.tickets)?;
         }
-        let kernel = match self.signal {
-            Signal::DoneFlags => ("symgs_relax_sync_free_f32", "symgs_relax_sync_free_f64"),
-            Signal::Value => ("symgs_relax_sync_free_values_f32", "symgs_relax_sync_free_values_f64"),
+        let signal = match self.signal {
+            Signal::DoneFlags => abi::symgs::DONE_FLAGS,
+            Signal::Value => abi::symgs::VALUE,
         };
-        let kernel = gpu.kernel(T::pick(kernel))?;
-        let mark_unset = gpu.kernel(T::pick(("symgs_mark_unset_f32", "symgs_mark_unset_f64")))?;
         let m = self.matrix;
         let rows = m.rows as u32;
-        let launch = persistent_launch(gpu, m.rows, self.warps_per_sm).shared(16);
+        let launch =
+            persistent_launch(gpu, m.rows, self.warps_per_sm).shared(abi::symgs::SYNC_FREE_SHARED_BYTES);
         for (k, direction) in [Direction::Forward, Direction::Backward].into_iter().enumerate() {
             self.epoch += 1;
             let forward = forward_flag(direction);
-            let ticket = self.tickets.slice(k..k + 1);
+            let mut ticket = self.tickets.slice_mut(k..k + 1);
             let (order, rhs, old, new): (&SweepOrder<T>, &CudaSlice<T>, &CudaSlice<T>, &mut CudaSlice<T>) =
                 match direction {
                     Direction::Forward => (&self.forward_order, rhs_of(r, x), x, &mut self.tmp),
                     Direction::Backward => (&self.backward_order, rhs_of(r, &self.tmp), &self.tmp, x),
                 };
-            let plan = &order.plan;
-            // SAFETY (every launch): the arguments of the entry points named, on a checked
-            // square matrix, `order` a dependency order of its `rows` rows with their extents
-            // and inverse diagonal; flags and vectors of `rows`; the 4 bytes of shared memory
-            // the sweep kernels use.
+            // SAFETY (both launches): a checked square matrix, `order` a dependency order of
+            // its `rows` rows with their extents and inverse diagonal; flags and vectors of
+            // `rows`.
             unsafe {
-                match self.signal {
-                    // symgs_relax_sync_free_T(lanes_per_row, order_len, order, wide_first, wide_tickets,
-                    // batch, forward, epoch, timeout_ns, backoff_ns, ticket, done, error, col_idx,
-                    // values, inverse_diagonal, rhs, old, new)
-                    Signal::DoneFlags => gpu.launch(&kernel, launch, |a| {
-                        a.arg(&LANES_PER_ROW).arg(&rows).arg(&order.entries);
-                        a.arg(&plan.wide_first)
-                            .arg(&plan.wide_tickets)
-                            .arg(&plan.batch)
-                            .arg(&forward)
-                            .arg(&self.epoch);
-                        a.arg(&self.timeout_ns).arg(&self.backoff_ns);
-                        a.arg(&ticket).arg(&self.done).arg(&self.error);
-                        a.arg(&m.csr.col_idx).arg(&m.csr.values).arg(&order.inverse_diagonal);
-                        a.arg(rhs).arg(old).arg(new);
-                    })?,
-                    // symgs_mark_unset_T(n, v), then symgs_relax_sync_free_values_T(lanes_per_row, order_len,
-                    // order, wide_first, wide_tickets, batch, forward, timeout_ns, backoff_ns, ticket,
-                    // error, col_idx, values, inverse_diagonal, rhs, old, new)
-                    Signal::Value => {
-                        gpu.launch(&mark_unset, Launch::linear(m.rows, 256), |a| {
-                            a.arg(&rows).arg(&mut *new);
-                        })?;
-                        gpu.launch(&kernel, launch, |a| {
-                            a.arg(&LANES_PER_ROW).arg(&rows).arg(&order.entries);
-                            a.arg(&plan.wide_first).arg(&plan.wide_tickets).arg(&plan.batch).arg(&forward);
-                            a.arg(&self.timeout_ns).arg(&self.backoff_ns);
-                            a.arg(&ticket).arg(&self.error);
-                            a.arg(&m.csr.col_idx).arg(&m.csr.values).arg(&order.inverse_diagonal);
-                            a.arg(rhs).arg(old).arg(new);
-                        })?
-                    }
+                if self.signal == Signal::Value {
+                    kernels::mark_unset(gpu, Launch::linear(m.rows, 256), rows, new)?;
                 }
+                kernels::sweep(
+                    gpu,
+                    launch,
+                    signal,
+                    LANES_PER_ROW,
+                    rows,
+                    &order.entries,
+                    order.plan,
+                    forward,
+                    self.epoch,
+                    self.timeout_ns,
+                    self.backoff_ns,
+                    &mut ticket,
+                    &mut self.done,
+                    &mut self.error,
+                    &m.csr.col_idx,
+                    &m.csr.values,
+                    &order.inverse_diagonal,
+                    rhs,
+                    old,
+                    new,
+                )?;
             }
         }
         let stuck = gpu.download(&self.error)?[0];
@@ -393,36 +332,5 @@ impl<T: Scalar> Smoother<T> for SyncFreeSmoother<'_, T> {
 
     fn sweep(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
         self.run(gpu, Some(r), x)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The rows a plan hands out in batches.
-    fn batched_rows(plan: TicketPlan) -> (u32, u32) {
-        let start = plan.wide_first * WARPS_PER_BLOCK;
-        (start, start + plan.wide_tickets * WARPS_PER_BLOCK * plan.batch)
-    }
-
-    #[test]
-    fn ticket_plan_covers_the_longest_run_of_wide_levels_in_whole_tickets() {
-        // Levels of 1, 9, 20, 20, 2, 8 rows: the run of levels of at least 10 rows is 10..50.
-        let offsets = [0, 1, 10, 30, 50, 52, 60];
-        for batch in [1, 2, 3] {
-            let plan = TicketPlan::new(&offsets, 10, batch);
-            assert_eq!(plan.batch, batch);
-            // Inside the run, short of it at each end by less than a ticket.
-            let (start, end) = batched_rows(plan);
-            assert!((10..10 + WARPS_PER_BLOCK).contains(&start), "{plan:?}");
-            assert!(end <= 50 && 50 - end < WARPS_PER_BLOCK * batch, "{plan:?}");
-        }
-        // Every level wide: the whole order.
-        let (start, end) = batched_rows(TicketPlan::new(&offsets, 1, 1));
-        assert_eq!((start, end), (0, 60 / WARPS_PER_BLOCK * WARPS_PER_BLOCK));
-        // No level wide enough, or no levels: no batches.
-        assert_eq!(TicketPlan::new(&offsets, 21, 2).wide_tickets, 0);
-        assert_eq!(TicketPlan::new(&[0], 1, 2).wide_tickets, 0);
     }
 }

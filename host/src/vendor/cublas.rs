@@ -32,7 +32,7 @@ impl Cublas {
 
     /// C = A B for row-major A (m x k), B (k x n), C (m x n). cuBLAS is column-major, so it
     /// computes C^T = B^T A^T, which is the same memory.
-    pub fn gemm<T: crate::Scalar>(
+    pub fn gemm<T: crate::Scalar + CublasGemm>(
         &self,
         m: usize,
         n: usize,
@@ -41,7 +41,7 @@ impl Cublas {
         b: &CudaSlice<T>,
         c: &mut CudaSlice<T>,
     ) -> Result<()> {
-        super::super::dense::gemm::check_shapes(m, n, k, a.len(), b.len(), c.len())?;
+        crate::gemm::check_shapes(m, n, k, a.len(), b.len(), c.len())?;
         let int = |v: usize| {
             i32::try_from(v)
                 .map_err(|_| Error::InvalidInput(format!("cuBLAS takes sizes below 2^31, got {v}")))
@@ -67,8 +67,7 @@ impl Cublas {
     }
 }
 
-/// The element types cuBLAS multiplies (a supertrait of `Scalar`, so generic code can call
-/// [`Cublas::gemm`]).
+/// The element types cuBLAS multiplies (f32 and f64).
 pub trait CublasGemm: Sized {
     /// # Safety
     /// As cudarc's `Gemm::gemm`: the buffers hold the shapes `config` describes.

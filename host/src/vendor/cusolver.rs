@@ -11,9 +11,10 @@ use cudarc::cusolver::sys::{self, cublasOperation_t, cusolverDnHandle_t, cusolve
 
 use super::{device_ptr, is_f64};
 use crate::Scalar;
-use crate::dense::lu::{queue_pivot_check, queue_transpose, read_pivot_check};
 use crate::error::{Error, Result};
+use crate::gpu::MatrixView;
 use crate::gpu::{CudaSlice, Gpu};
+use crate::solve::{queue_pivot_check, queue_transpose, read_pivot_check};
 
 fn check(status: cusolverStatus_t, what: &'static str) -> Result<()> {
     if status == cusolverStatus_t::CUSOLVER_STATUS_SUCCESS {
@@ -143,8 +144,7 @@ impl<T: Scalar> CusolverLu<T> {
                 )?;
             }
         }
-        let lu_at = crate::dense::lu::address(gpu, &self.lu, 0);
-        queue_pivot_check::<T>(gpu, n, lu_at, n, self.tolerance, &mut self.info)
+        queue_pivot_check::<T>(gpu, MatrixView::full(&self.lu, n, n)?, self.tolerance, &mut self.info)
     }
 
     /// Waits for the factorisation: a bad argument is a library error, a column without a

@@ -8,14 +8,15 @@
 //! `4 ty + {0..3}` and `64 + 4 ty + {0..3}` (columns likewise with tx): consecutive threads read
 //! consecutive 16-byte vectors, free of bank conflicts.
 
+use abi::gemm::{BLOCKED_K as BK, BLOCKED_TILE};
+
 use crate::device::Float;
 use crate::device::memory::{load_nc, load_quad, store_quad};
 use crate::device::shared::{self, SharedArray};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 
-const BM: u32 = 128;
-const BN: u32 = 128;
-const BK: u32 = 8;
+const BM: u32 = BLOCKED_TILE;
+const BN: u32 = BLOCKED_TILE;
 // The k-steps of a tile are written out (`unrolled!`, kk in 0..8).
 const _: () = assert!(BK == 8);
 const HALF: u32 = 64;
@@ -29,6 +30,7 @@ struct Staged<T> {
 }
 
 /// Launch: grid (ceil(n / 128), ceil(m / 128)), 256 threads; shared bytes: 2 * 2048 size_of T.
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn blocked<T: Float>(m: u32, n: u32, k: u32, a: *const T, b: *const T, c: *mut T) {
     let tid = thread_idx_x();
     let (tx, ty) = (tid % 16, tid / 16);
@@ -215,8 +217,4 @@ unsafe fn store_tile<T: Float>(buffers: SharedArray<T>, buffer: u32, staged: &St
         a_tile.set((a_k + 3) * BM + a_row, a3);
         store_quad(b_tile.ptr((tid / 32) * BN + 4 * (tid % 32)), staged.b);
     }
-}
-
-f32_f64_kernels! {
-    gemm_blocked_f32, gemm_blocked_f64 => blocked(m: u32, n: u32, k: u32, a: *const T, b: *const T, c: *mut T);
 }

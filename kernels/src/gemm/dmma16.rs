@@ -3,11 +3,15 @@
 //! 32 x 32 and k-loop ([`super::dmma::main_loop`]) as [`super::dmma`]; each warp's sub-tile is 2 x 4 mma tiles of 16 x 8,
 //! half as many tensor-core instructions as with m8n8k4.
 
-use super::dmma::{A_STRIDE, B_STRIDE, BM, BN, main_loop};
+use abi::Strided;
+use abi::gemm::{DMMA_A_STRIDE as A_STRIDE, DMMA_B_STRIDE as B_STRIDE};
+
+use super::dmma::{BM, BN, main_loop};
 use crate::device::mma::dmma_m16n8k4;
 use crate::device::thread::{block_idx_x, block_idx_y, lane_id, warp_id};
 
-/// Launch: grid (ceil(n / 64), ceil(m / 64)), 128 threads; shared bytes: (64 * 20 + 16 * 68) * 8.
+/// C = A B. Launch: as [`super::dmma::dmma`].
+#[gpu::kernel]
 pub unsafe fn dmma16(m: u32, n: u32, k: u32, a: *const f64, b: *const f64, c: *mut f64) {
     let (g, t) = (lane_id() / 4, lane_id() % 4);
     let (warp_row, warp_col) = (warp_id() / 2 * 32, warp_id() % 2 * 32);
@@ -16,7 +20,7 @@ pub unsafe fn dmma16(m: u32, n: u32, k: u32, a: *const f64, b: *const f64, c: *m
     // SAFETY: fragment reads stay inside the tiles: rows < BM, columns < BK (A) and rows < BK,
     // columns < BN (B).
     unsafe {
-        main_loop(m, n, k, a, b, |a_tile, b_tile, kk| {
+        main_loop(m, n, k, Strided { ptr: a, ld: k }, Strided { ptr: b, ld: n }, |a_tile, b_tile, kk| {
             let a_at = |row: u32| a_tile.get(row * A_STRIDE + kk + t);
             let a_frag = [
                 [a_at(warp_row + g), a_at(warp_row + g + 8)],
@@ -61,17 +65,4 @@ unsafe fn store_pair(c: *mut f64, m: u32, n: u32, row: u32, col: u32, v0: f64, v
             }
         }
     }
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn gemm_dmma16_f64(
-    m: u32,
-    n: u32,
-    k: u32,
-    a: *const f64,
-    b: *const f64,
-    c: *mut f64,
-) {
-    // SAFETY: the host launches this entry point with the arguments it declares.
-    unsafe { dmma16(m, n, k, a, b, c) }
 }

@@ -364,19 +364,23 @@ impl Part {
     }
 }
 
-/// C = A B for row-major f64 matrices of any shape (A m x k, B k x n, C m x n): block tiles
-/// of 128 x 64, 4 warps (2 x 2) of 64 x 32, k-tiles of 16, 3 stages.
-/// Launch: grid (ceil(m / 128) * ceil(n / 64), 1, 1), 128 threads; 87 552 bytes of dynamic
-/// shared memory (3 (128 * 20 + 16 * 68) doubles), which needs the raised shared-memory limit.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn gemm_dmma_pipelined_f64(
-    m: u32,
-    n: u32,
-    k: u32,
-    a: *const f64,
-    b: *const f64,
-    c: *mut f64,
-) {
-    // SAFETY: the host launches this entry point with the arguments it declares.
-    unsafe { pipelined::<2, 2, 4, 4, 16, 3>(m, n, k, a, b, c) }
+/// C = A B for row-major f64 matrices of any shape (A m x k, B k x n, C m x n) at the shape of
+/// `abi::gemm::PIPELINED_*`: block tiles of 128 x 64, 4 warps (2 x 2) of 64 x 32, k-tiles of 16,
+/// 3 stages. Launch: grid (ceil(m / 128) * ceil(n / 64), 1, 1), 128 threads;
+/// `abi::gemm::PIPELINED_SHARED_BYTES` (87 552) of dynamic shared memory, which needs the
+/// raised shared-memory limit.
+#[gpu::kernel]
+pub unsafe fn dmma_pipelined(m: u32, n: u32, k: u32, a: *const f64, b: *const f64, c: *mut f64) {
+    use abi::gemm::*;
+    // SAFETY: the caller's arguments, for this shape.
+    unsafe {
+        pipelined::<
+            PIPELINED_WARPS_M,
+            PIPELINED_WARPS_N,
+            PIPELINED_MT,
+            PIPELINED_NT,
+            PIPELINED_K,
+            PIPELINED_STAGES,
+        >(m, n, k, a, b, c)
+    }
 }

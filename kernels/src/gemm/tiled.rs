@@ -8,6 +8,7 @@ use crate::device::thread::{
 use crate::device::{Float, shared};
 
 /// Launch: a 2D grid of T x T blocks over C (x along columns); shared bytes: 2 T^2 size_of T.
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn tiled<T: Float>(m: u32, n: u32, k: u32, a: *const T, b: *const T, c: *mut T) {
     let t = block_dim_x();
     let (tx, ty) = (thread_idx_x(), thread_idx_y());
@@ -38,8 +39,4 @@ pub unsafe fn tiled<T: Float>(m: u32, n: u32, k: u32, a: *const T, b: *const T, 
         // SAFETY: bounds checked.
         unsafe { *c.add((row * n + col) as usize) = sum };
     }
-}
-
-f32_f64_kernels! {
-    gemm_tiled_f32, gemm_tiled_f64 => tiled(m: u32, n: u32, k: u32, a: *const T, b: *const T, c: *mut T);
 }

@@ -11,6 +11,7 @@ use crate::device::warp;
 
 /// Kernel 1: One thread per block row, producing the block row's `b` outputs one after another
 /// (the Uruguay report's first variant). Launch: one thread per block row.
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn thread_per_block_row<T: Float>(
     block_rows: u32,
     b: u32,
@@ -50,6 +51,7 @@ pub unsafe fn thread_per_block_row<T: Float>(
 /// Kernel 2: One thread per stored cell, adding its product into `y` atomically (the Uruguay
 /// report's second variant). `y` must be zeroed first. Launch: one thread per cell
 /// (blocks * b * b).
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn thread_per_cell<T: Float>(
     block_rows: u32,
     b: u32,
@@ -89,6 +91,7 @@ pub unsafe fn thread_per_cell<T: Float>(
 /// Kernel 3: One warp per block row: for each of the block row's `b` rows, the lanes walk the
 /// (block, column) pairs of that row, so each load instruction reads `32 / b` contiguous
 /// block rows; a shuffle reduction gives the output. Launch: one warp per block row.
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn warp_per_block_row<T: Float>(
     block_rows: u32,
     b: u32,
@@ -128,10 +131,4 @@ pub unsafe fn warp_per_block_row<T: Float>(
             }
         }
     }
-}
-
-f32_f64_kernels! {
-    spmv_bsr_thread_per_block_row_f32, spmv_bsr_thread_per_block_row_f64 => thread_per_block_row(block_rows: u32, b: u32, rows: u32, cols: u32, block_row_ptr: *const u32, block_col: *const u32, values: *const T, x: *const T, y: *mut T);
-    spmv_bsr_thread_per_cell_f32, spmv_bsr_thread_per_cell_f64 => thread_per_cell(block_rows: u32, b: u32, rows: u32, cols: u32, block_row_ptr: *const u32, block_col: *const u32, values: *const T, x: *const T, y: *mut T);
-    spmv_bsr_warp_per_block_row_f32, spmv_bsr_warp_per_block_row_f64 => warp_per_block_row(block_rows: u32, b: u32, rows: u32, cols: u32, block_row_ptr: *const u32, block_col: *const u32, values: *const T, x: *const T, y: *mut T);
 }

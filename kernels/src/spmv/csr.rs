@@ -34,6 +34,7 @@ unsafe fn row_dot<T: Float>(
 
 /// Kernel 1: Scalar: one thread per row (the reports' first kernel). Uncoalesced: neighbouring
 /// threads read rows far apart. Launch: one thread per row, any block size.
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn scalar<T: Float>(
     rows: u32,
     row_ptr: *const u32,
@@ -56,6 +57,7 @@ pub unsafe fn scalar<T: Float>(
 /// of one row inside the block summed by the run's first thread and added into `y` with an
 /// atomic. `y` must be zeroed first. Launch: one thread per nonzero; shared bytes:
 /// block_dim * (size_of T + 4).
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn nnz_atomic<T: Float>(
     rows: u32,
     nnz: u32,
@@ -100,6 +102,7 @@ pub unsafe fn nnz_atomic<T: Float>(
 }
 
 /// Kernel 3: Warp per row, shuffle reduction. Launch: one warp per row.
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn warp_shuffle<T: Float>(
     rows: u32,
     row_ptr: *const u32,
@@ -122,6 +125,7 @@ pub unsafe fn warp_shuffle<T: Float>(
 
 /// Kernel 4: Warp per row, shared-memory tree reduction (Tor Vergata kernel 3). Launch: one warp per
 /// row; shared bytes: block_dim * size_of T.
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn warp_shared<T: Float>(
     rows: u32,
     row_ptr: *const u32,
@@ -157,6 +161,7 @@ pub unsafe fn warp_shared<T: Float>(
 
 /// Kernel 5: Warp per row with read-only cached loads (`__ldg`, Tor Vergata kernel 4). Launch: one
 /// warp per row.
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn warp_ldg<T: Float>(
     rows: u32,
     row_ptr: *const u32,
@@ -191,6 +196,7 @@ pub unsafe fn warp_ldg<T: Float>(
 /// host from the mean row length), two independent loads in flight per lane, all reads
 /// through the read-only path. Rows longer than `long_row` get a zero here and their sum from
 /// [`long_row_chunks`]. Launch: `W` threads per row, block a multiple of 32.
+#[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, T = f32 | f64)]
 #[inline(always)]
 pub unsafe fn vector<T: Float, const W: u32>(
     rows: u32,
@@ -243,6 +249,7 @@ pub unsafe fn vector<T: Float, const W: u32>(
 /// The long rows [`vector`] zeroed, cut into chunks of at most `chunk` nonzeros so that even a
 /// row of millions spreads over the whole GPU: one warp per chunk, a shuffle reduction, and an
 /// atomic add into the row's y. Launch: one warp per chunk.
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn long_row_chunks<T: Float>(
     chunks: u32,
     chunk: u32,
@@ -269,36 +276,4 @@ pub unsafe fn long_row_chunks<T: Float>(
             atomic::add(y.add(row as usize), sum);
         }
     }
-}
-
-macro_rules! vector_widths {
-    ($($f32:ident, $f64:ident => $w:literal;)*) => {
-        $(
-            #[unsafe(no_mangle)]
-            pub unsafe extern "ptx-kernel" fn $f32(rows: u32, row_ptr: *const u32, col_idx: *const u32, values: *const f32, x: *const f32, y: *mut f32, long_row: u32) {
-                unsafe { vector::<f32, $w>(rows, row_ptr, col_idx, values, x, y, long_row) }
-            }
-            #[unsafe(no_mangle)]
-            pub unsafe extern "ptx-kernel" fn $f64(rows: u32, row_ptr: *const u32, col_idx: *const u32, values: *const f64, x: *const f64, y: *mut f64, long_row: u32) {
-                unsafe { vector::<f64, $w>(rows, row_ptr, col_idx, values, x, y, long_row) }
-            }
-        )*
-    };
-}
-
-vector_widths! {
-    spmv_csr_vector2_f32, spmv_csr_vector2_f64 => 2;
-    spmv_csr_vector4_f32, spmv_csr_vector4_f64 => 4;
-    spmv_csr_vector8_f32, spmv_csr_vector8_f64 => 8;
-    spmv_csr_vector16_f32, spmv_csr_vector16_f64 => 16;
-    spmv_csr_vector32_f32, spmv_csr_vector32_f64 => 32;
-}
-
-f32_f64_kernels! {
-    spmv_csr_scalar_f32, spmv_csr_scalar_f64 => scalar(rows: u32, row_ptr: *const u32, col_idx: *const u32, values: *const T, x: *const T, y: *mut T);
-    spmv_csr_nnz_atomic_f32, spmv_csr_nnz_atomic_f64 => nnz_atomic(rows: u32, nnz: u32, row_ptr: *const u32, col_idx: *const u32, values: *const T, x: *const T, y: *mut T);
-    spmv_csr_warp_shuffle_f32, spmv_csr_warp_shuffle_f64 => warp_shuffle(rows: u32, row_ptr: *const u32, col_idx: *const u32, values: *const T, x: *const T, y: *mut T);
-    spmv_csr_warp_shared_f32, spmv_csr_warp_shared_f64 => warp_shared(rows: u32, row_ptr: *const u32, col_idx: *const u32, values: *const T, x: *const T, y: *mut T);
-    spmv_csr_warp_ldg_f32, spmv_csr_warp_ldg_f64 => warp_ldg(rows: u32, row_ptr: *const u32, col_idx: *const u32, values: *const T, x: *const T, y: *mut T);
-    spmv_csr_long_row_chunks_f32, spmv_csr_long_row_chunks_f64 => long_row_chunks(chunks: u32, chunk: u32, chunk_rows: *const u32, chunk_starts: *const u32, row_ptr: *const u32, col_idx: *const u32, values: *const T, x: *const T, y: *mut T);
 }

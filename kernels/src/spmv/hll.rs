@@ -51,6 +51,7 @@ unsafe fn row_major_dot<T: Float>(
 }
 
 /// v1: one thread per hack, walking its rows one by one. Launch: one thread per hack.
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn v1_thread_per_hack<T: Float>(
     rows: u32,
     hack_size: u32,
@@ -76,6 +77,7 @@ pub unsafe fn v1_thread_per_hack<T: Float>(
 }
 
 /// v2: one thread per row. Launch: one thread per row.
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn v2_thread_per_row<T: Float>(
     rows: u32,
     hack_size: u32,
@@ -99,6 +101,7 @@ pub unsafe fn v2_thread_per_row<T: Float>(
 /// v3: one thread per row with the block's window of x (the entries whose index matches the
 /// block's rows, where a banded matrix reads most) staged in shared memory. Launch: one
 /// thread per row; shared bytes: block_dim * size_of T.
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn v3_shared_x<T: Float>(
     rows: u32,
     cols: u32,
@@ -141,6 +144,7 @@ pub unsafe fn v3_shared_x<T: Float>(
 }
 
 /// v4: one warp per row, `shfl_down` reduction (the report's best). Launch: one warp per row.
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn v4_warp_per_row<T: Float>(
     rows: u32,
     hack_size: u32,
@@ -174,6 +178,7 @@ pub unsafe fn v4_warp_per_row<T: Float>(
 
 /// The fast HLL kernel: column-major slices (SELL), one thread per row; slot j of the
 /// threads of a warp are contiguous, so every load is coalesced. Launch: one thread per row.
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn sell<T: Float>(
     rows: u32,
     hack_size: u32,
@@ -204,12 +209,4 @@ pub unsafe fn sell<T: Float>(
         }
         *y.add(row as usize) = sum;
     }
-}
-
-f32_f64_kernels! {
-    spmv_hll_v1_f32, spmv_hll_v1_f64 => v1_thread_per_hack(rows: u32, hack_size: u32, hack_offsets: *const u32, hack_widths: *const u32, col_idx: *const u32, values: *const T, x: *const T, y: *mut T);
-    spmv_hll_v2_f32, spmv_hll_v2_f64 => v2_thread_per_row(rows: u32, hack_size: u32, hack_offsets: *const u32, hack_widths: *const u32, col_idx: *const u32, values: *const T, x: *const T, y: *mut T);
-    spmv_hll_v3_f32, spmv_hll_v3_f64 => v3_shared_x(rows: u32, cols: u32, hack_size: u32, hack_offsets: *const u32, hack_widths: *const u32, col_idx: *const u32, values: *const T, x: *const T, y: *mut T);
-    spmv_hll_v4_f32, spmv_hll_v4_f64 => v4_warp_per_row(rows: u32, hack_size: u32, hack_offsets: *const u32, hack_widths: *const u32, col_idx: *const u32, values: *const T, x: *const T, y: *mut T);
-    spmv_hll_sell_f32, spmv_hll_sell_f64 => sell(rows: u32, hack_size: u32, hack_offsets: *const u32, hack_widths: *const u32, col_idx: *const u32, values: *const T, x: *const T, y: *mut T);
 }

@@ -10,6 +10,7 @@ use super::relax_row_warp;
 
 /// The `count` rows listed in `level_rows`, out of place (see the module `symgs`). Launch: a
 /// warp per listed row.
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn relax_level<T: Float>(
     count: u32,
     level_rows: *const u32,
@@ -32,8 +33,4 @@ pub unsafe fn relax_level<T: Float>(
         let row = load_nc(level_rows.add(k as usize));
         relax_row_warp(row, forward != 0, row_ptr, col_idx, values, diagonal, rhs, old, new);
     }
-}
-
-f32_f64_kernels! {
-    symgs_relax_level_f32, symgs_relax_level_f64 => relax_level(count: u32, level_rows: *const u32, forward: u32, row_ptr: *const u32, col_idx: *const u32, values: *const T, diagonal: *const T, rhs: *const T, old: *const T, new: *mut T);
 }

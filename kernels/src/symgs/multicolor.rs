@@ -16,8 +16,8 @@ const UNCOLORED: u64 = 1 << 63;
 /// `state[i] = UNCOLORED | degree`, the degree being row i's length in A, plus in A^T when
 /// `transposed != 0` (unsymmetric patterns: the host passes A^T's pattern). Launch: a thread
 /// per row.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn symgs_jp_init(
+#[gpu::kernel]
+pub unsafe fn jp_init(
     rows: u32,
     transposed: u32,
     row_ptr: *const u32,
@@ -107,8 +107,8 @@ unsafe fn scan_neighbours(
 /// timing of the threads, and is the greedy (first-fit) coloring in priority order.
 /// Neighbours: the columns of A's row, and of A^T's when `transposed != 0`. Launch: a thread
 /// per row, blocks a multiple of 32 (the winners are counted per warp).
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn symgs_jp_round(
+#[gpu::kernel]
+pub unsafe fn jp_round(
     rows: u32,
     round: u32,
     degree_first: u32,
@@ -174,8 +174,8 @@ pub unsafe extern "ptx-kernel" fn symgs_jp_round(
 /// Sets `*unsymmetric = 1` if some stored a_ij (i != j) has no stored a_ji (columns sorted
 /// within rows, as `Csr` keeps them; a column >= rows counts as unsymmetric). Launch: a thread
 /// per row.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn symgs_pattern_unsymmetric(
+#[gpu::kernel]
+pub unsafe fn pattern_unsymmetric(
     rows: u32,
     row_ptr: *const u32,
     col_idx: *const u32,
@@ -217,6 +217,7 @@ pub unsafe extern "ptx-kernel" fn symgs_pattern_unsymmetric(
 /// / a_ii` from the matrix without its diagonal (`diagonal` apart), `W` lanes per row (a power
 /// of two, 2..=32), two loads in flight per lane as in the SpMV vector kernel. Launch: `W`
 /// threads per row, blocks a multiple of 32.
+#[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, T = f32 | f64)]
 #[inline(always)]
 pub unsafe fn relax_color<T: Float, const W: u32>(
     first: u32,
@@ -270,6 +271,7 @@ pub unsafe fn relax_color<T: Float, const W: u32>(
 
 /// `a_dst[i] = a_src[index[i]]`, `b_dst[i] = b_src[index[i]]` for i < n: two vectors into
 /// color order. Launch: a thread per element.
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn gather2<T: Float>(
     n: u32,
     index: *const u32,
@@ -290,40 +292,11 @@ pub unsafe fn gather2<T: Float>(
 }
 
 /// `dst[index[i]] = src[i]` for i < n (back from color order). Launch: a thread per element.
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn scatter<T: Float>(n: u32, index: *const u32, src: *const T, dst: *mut T) {
     let i = index_1d();
     if i < n {
         // SAFETY: i < n; the index is a permutation of 0..n.
         unsafe { *dst.add(load_nc(index.add(i as usize)) as usize) = load_nc(src.add(i as usize)) };
     }
-}
-
-macro_rules! color_widths {
-    ($($f32:ident, $f64:ident => $w:literal;)*) => {
-        $(
-            #[unsafe(no_mangle)]
-            pub unsafe extern "ptx-kernel" fn $f32(first: u32, count: u32, row_ptr: *const u32, col_idx: *const u32, values: *const f32, diagonal: *const f32, r: *const f32, x: *mut f32) {
-                // SAFETY: the host launches this entry point with the arguments it declares.
-                unsafe { relax_color::<f32, $w>(first, count, row_ptr, col_idx, values, diagonal, r, x) }
-            }
-            #[unsafe(no_mangle)]
-            pub unsafe extern "ptx-kernel" fn $f64(first: u32, count: u32, row_ptr: *const u32, col_idx: *const u32, values: *const f64, diagonal: *const f64, r: *const f64, x: *mut f64) {
-                // SAFETY: the host launches this entry point with the arguments it declares.
-                unsafe { relax_color::<f64, $w>(first, count, row_ptr, col_idx, values, diagonal, r, x) }
-            }
-        )*
-    };
-}
-
-color_widths! {
-    symgs_relax_color2_f32, symgs_relax_color2_f64 => 2;
-    symgs_relax_color4_f32, symgs_relax_color4_f64 => 4;
-    symgs_relax_color8_f32, symgs_relax_color8_f64 => 8;
-    symgs_relax_color16_f32, symgs_relax_color16_f64 => 16;
-    symgs_relax_color32_f32, symgs_relax_color32_f64 => 32;
-}
-
-f32_f64_kernels! {
-    symgs_gather2_f32, symgs_gather2_f64 => gather2(n: u32, index: *const u32, a_src: *const T, a_dst: *mut T, b_src: *const T, b_dst: *mut T);
-    symgs_scatter_f32, symgs_scatter_f64 => scatter(n: u32, index: *const u32, src: *const T, dst: *mut T);
 }

@@ -17,8 +17,8 @@ use super::{relax_row_warp, updated_earlier};
 
 /// `ready[row]` = 1 for every row not done whose dependencies (the columns updated earlier
 /// in this sweep) are all done, else 0; done rows are left alone. Launch: a thread per row.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn symgs_ready(
+#[gpu::kernel]
+pub unsafe fn ready(
     rows: u32,
     forward: u32,
     row_ptr: *const u32,
@@ -51,6 +51,7 @@ pub unsafe extern "ptx-kernel" fn symgs_ready(
 
 /// Computes every row that is ready and not done, `new[row]` from `old` and `new` (see the
 /// module `symgs`), marks it done and counts it in `done_count`. Launch: a warp per row.
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn relax_ready<T: Float>(
     rows: u32,
     forward: u32,
@@ -82,8 +83,4 @@ pub unsafe fn relax_ready<T: Float>(
             atomic::add(done_count, 1u32);
         }
     }
-}
-
-f32_f64_kernels! {
-    symgs_relax_ready_f32, symgs_relax_ready_f64 => relax_ready(rows: u32, forward: u32, row_ptr: *const u32, col_idx: *const u32, values: *const T, diagonal: *const T, rhs: *const T, old: *const T, new: *mut T, ready: *const u32, done: *mut u32, done_count: *mut u32);
 }

@@ -20,6 +20,8 @@
 //! gives up; every other wait then gives up too, the kernel ends, and the host reports the
 //! error instead of hanging.
 
+use abi::symgs::VALUE;
+
 use crate::device::atomic;
 use crate::device::memory::{
     Relaxed, load_acquire, load_nc, load_quad, load_relaxed, load_stream, load_volatile, store_relaxed,
@@ -163,94 +165,52 @@ struct Waits {
     backoff_ns: u32,
 }
 
-/// How a finished row tells the rows that wait on it.
-trait Handover<T> {
-    /// `new[col]` once row `col` is done (None: the wait gave up), for a lane of row `row`.
-    ///
-    /// # Safety
-    /// `new` holds the sweep's output, `col` < its length.
-    unsafe fn wait(&self, new: *const T, col: u32, row: u32) -> Option<T>;
-
-    /// Stores row `row`'s value and tells the waiting rows.
-    ///
-    /// # Safety
-    /// As `wait`, for `row`.
-    unsafe fn publish(&self, new: *mut T, row: u32, value: T);
-}
-
-/// Done flags: `done[row] == epoch` once row `row` is done (`epoch` is new for every launch,
-/// so the flags need no reset).
+/// How a finished row tells the rows that wait on it: `SIGNAL` is `abi::symgs::DONE_FLAGS`
+/// (`done[row] == epoch` once row `row` is done; `epoch` is new for every launch, so the flags
+/// need no reset) or `abi::symgs::VALUE` (`new` holds [`Unset::UNSET`] for every row at the
+/// launch; `done` and `epoch` are unused).
 #[derive(Clone, Copy)]
-struct DoneFlags {
+struct Handover<const SIGNAL: u32> {
     done: *mut u32,
     epoch: u32,
     waits: Waits,
 }
 
-impl<T: Float + Relaxed> Handover<T> for DoneFlags {
+impl<const SIGNAL: u32> Handover<SIGNAL> {
+    /// `new[col]` once row `col` is done (None: the wait gave up), for a lane of row `row`.
+    ///
+    /// # Safety
+    /// `new` holds the sweep's output, `col` < its length (and the flags').
     #[inline(always)]
-    unsafe fn wait(&self, new: *const T, col: u32, row: u32) -> Option<T> {
-        let Waits { error, timeout_ns, backoff_ns } = self.waits;
-        let epoch = self.epoch;
-        // SAFETY (both): flags and vectors hold `rows` values; col < rows.
-        unsafe { wait_for(self.done.add(col as usize), |f| f == epoch, error, row, timeout_ns, backoff_ns) }?;
-        Some(unsafe { load_relaxed(new.add(col as usize)) })
-    }
-
-    #[inline(always)]
-    unsafe fn publish(&self, new: *mut T, row: u32, value: T) {
-        // SAFETY: row < rows, the length of `new` and `done`.
-        unsafe {
-            *new.add(row as usize) = value;
-            store_release(self.done.add(row as usize), self.epoch); // publishes the value above
-        }
-    }
-}
-
-/// The value itself: `new` holds [`Unset::UNSET`] for every row at the launch.
-#[derive(Clone, Copy)]
-struct ValueSignal {
-    waits: Waits,
-}
-
-impl<T: Float + Unset> Handover<T> for ValueSignal {
-    #[inline(always)]
-    unsafe fn wait(&self, new: *const T, col: u32, row: u32) -> Option<T> {
+    unsafe fn wait<T: Float + Unset>(&self, new: *const T, col: u32, row: u32) -> Option<T> {
         let Waits { error, timeout_ns, backoff_ns } = self.waits;
         let cell = unsafe { new.add(col as usize) };
-        // SAFETY: col < rows, the length of `new`.
-        unsafe { wait_until(|| load_relaxed(cell), |v: T| !v.is_unset(), error, row, timeout_ns, backoff_ns) }
+        if SIGNAL == VALUE {
+            // SAFETY (every access): col < rows, the length of `new` and `done`.
+            return unsafe {
+                wait_until(|| load_relaxed(cell), |v: T| !v.is_unset(), error, row, timeout_ns, backoff_ns)
+            };
+        }
+        let epoch = self.epoch;
+        unsafe { wait_for(self.done.add(col as usize), |f| f == epoch, error, row, timeout_ns, backoff_ns) }?;
+        Some(unsafe { load_relaxed(cell) })
     }
 
+    /// Stores row `row`'s value and tells the waiting rows.
+    ///
+    /// # Safety
+    /// As `wait`, for `row`.
     #[inline(always)]
-    unsafe fn publish(&self, new: *mut T, row: u32, value: T) {
-        // SAFETY: row < rows, the length of `new`.
-        unsafe { store_relaxed(new.add(row as usize), value) };
-    }
-}
-
-/// How block tickets map to warp slots of `order` (a slot is one row for a warp per row):
-/// tickets `wide_first .. wide_first + wide_tickets` give each warp of the block `batch`
-/// consecutive slots, every other ticket one. Batches suit a run of wide levels, whose rows do
-/// not wait on each other: a warp's next row is then one ticket and one barrier cheaper.
-/// Elsewhere a warp would hold rows that wait on rows it has not reached, so one slot each.
-#[derive(Clone, Copy)]
-struct TicketPlan {
-    wide_first: u32,
-    wide_tickets: u32,
-    batch: u32,
-}
-
-impl TicketPlan {
-    /// The first warp slot of ticket `t` for a block of `warps` warps, and slots per warp.
-    #[inline(always)]
-    fn slots(self, t: u32, warps: u32) -> (u32, u32) {
-        let before = t.min(self.wide_first);
-        let wide = t.saturating_sub(self.wide_first).min(self.wide_tickets);
-        let after = t.saturating_sub(self.wide_first).saturating_sub(self.wide_tickets);
-        let first = before.saturating_add(wide.saturating_mul(self.batch)).saturating_add(after);
-        let per_warp = if wide < self.wide_tickets && t >= self.wide_first { self.batch } else { 1 };
-        (first.saturating_mul(warps), per_warp)
+    unsafe fn publish<T: Float + Unset>(&self, new: *mut T, row: u32, value: T) {
+        // SAFETY: row < rows, the length of `new` and `done`.
+        unsafe {
+            if SIGNAL == VALUE {
+                store_relaxed(new.add(row as usize), value);
+            } else {
+                *new.add(row as usize) = value;
+                store_release(self.done.add(row as usize), self.epoch); // publishes the value above
+            }
+        }
     }
 }
 
@@ -263,7 +223,7 @@ impl TicketPlan {
 /// the rows' 1 / a_ii in the same sequence, read in order rather than gathered. They come a
 /// block's worth at a time: a ticket gives each warp of the block one slot of `order`
 /// (`32 / lanes_per_row` rows), or `plan.batch` consecutive slots over the wide levels (see
-/// [`TicketPlan`]), so one atomic serves a whole block. The ticket starts at 0 for every
+/// `abi::symgs::TicketPlan`), so one atomic serves a whole block. The ticket starts at 0 for every
 /// launch. The matrix, the right-hand side and the reciprocals are read once, with
 /// [`load_stream`], so that they leave L2 first and the gathered vector stays (6% faster on
 /// the random matrix, the same on the stencil; H100).
@@ -282,15 +242,24 @@ impl TicketPlan {
 /// in order. Take the earliest row not finished: the rows before it are, so its warp has
 /// reached it (that warp runs: its ticket was taken by a running block) and nothing it waits
 /// on is missing; it finishes, and by induction so does every row.
-#[inline(always)]
-unsafe fn sweep<T: Float, H: Handover<T>>(
-    handover: H,
+///
+/// A finished row signals as `SIGNAL` says (see [`Handover`]); with `VALUE`, `new` holds
+/// [`Unset::UNSET`] for every row at the launch ([`mark_unset`]). Launch: any number of blocks
+/// of `abi::symgs::SYNC_FREE_WARPS_PER_BLOCK` warps (a grid that fills the GPU); shared bytes:
+/// `abi::symgs::SYNC_FREE_SHARED_BYTES`.
+#[gpu::kernel(SIGNAL = abi::symgs::DONE_FLAGS | abi::symgs::VALUE, T = f32 | f64)]
+pub unsafe fn sweep<T: Float + Unset, const SIGNAL: u32>(
     lanes_per_row: u32,
     order_len: u32,
     order: *const u32,
-    plan: TicketPlan,
+    plan: abi::symgs::TicketPlan,
     forward: u32,
+    epoch: u32,
+    timeout_ns: u64,
+    backoff_ns: u32,
     ticket: *mut u32,
+    done: *mut u32,
+    error: *mut u32,
     col_idx: *const u32,
     values: *const T,
     inverse_diagonal: *const T,
@@ -298,6 +267,7 @@ unsafe fn sweep<T: Float, H: Handover<T>>(
     old: *const T,
     new: *mut T,
 ) {
+    let handover = Handover::<SIGNAL> { done, epoch, waits: Waits { error, timeout_ns, backoff_ns } };
     let forward = forward != 0;
     let rows_per_warp = WARP_SIZE / lanes_per_row;
     let (group, lane) = (lane_id() / lanes_per_row, lane_id() % lanes_per_row);
@@ -356,94 +326,8 @@ unsafe fn sweep<T: Float, H: Handover<T>>(
 /// An `order` slot past its end.
 const NO_ROW: u32 = u32::MAX;
 
-/// [`sweep`] with done flags: the finishing warp stores the value, then `done[row] = epoch`
-/// (release); waiters poll the flag. Launch: any number of blocks of whole warps (a grid that
-/// fills the GPU); shared bytes: 4.
-pub unsafe fn relax_sync_free<T: Float + Relaxed>(
-    lanes_per_row: u32,
-    order_len: u32,
-    order: *const u32,
-    wide_first: u32,
-    wide_tickets: u32,
-    batch: u32,
-    forward: u32,
-    epoch: u32,
-    timeout_ns: u64,
-    backoff_ns: u32,
-    ticket: *mut u32,
-    done: *mut u32,
-    error: *mut u32,
-    col_idx: *const u32,
-    values: *const T,
-    inverse_diagonal: *const T,
-    rhs: *const T,
-    old: *const T,
-    new: *mut T,
-) {
-    let handover = DoneFlags { done, epoch, waits: Waits { error, timeout_ns, backoff_ns } };
-    // SAFETY: the caller's arguments, as `sweep` documents them.
-    unsafe {
-        sweep(
-            handover,
-            lanes_per_row,
-            order_len,
-            order,
-            TicketPlan { wide_first, wide_tickets, batch },
-            forward,
-            ticket,
-            col_idx,
-            values,
-            inverse_diagonal,
-            rhs,
-            old,
-            new,
-        )
-    }
-}
-
-/// [`sweep`] with the value itself as the signal: `new` holds [`Unset::UNSET`] for every row
-/// at the launch; waiters poll `new[col]` until it is set. Launch: as `relax_sync_free`.
-pub unsafe fn relax_sync_free_values<T: Float + Unset>(
-    lanes_per_row: u32,
-    order_len: u32,
-    order: *const u32,
-    wide_first: u32,
-    wide_tickets: u32,
-    batch: u32,
-    forward: u32,
-    timeout_ns: u64,
-    backoff_ns: u32,
-    ticket: *mut u32,
-    error: *mut u32,
-    col_idx: *const u32,
-    values: *const T,
-    inverse_diagonal: *const T,
-    rhs: *const T,
-    old: *const T,
-    new: *mut T,
-) {
-    let handover = ValueSignal { waits: Waits { error, timeout_ns, backoff_ns } };
-    // SAFETY: the caller's arguments, as `sweep` documents them.
-    unsafe {
-        sweep(
-            handover,
-            lanes_per_row,
-            order_len,
-            order,
-            TicketPlan { wide_first, wide_tickets, batch },
-            forward,
-            ticket,
-            col_idx,
-            values,
-            inverse_diagonal,
-            rhs,
-            old,
-            new,
-        )
-    }
-}
-
 /// `v[i] = UNSET` for i < n: marks every row not yet computed. Launch: a thread per element.
+#[gpu::kernel(T = f32 | f64)]
 pub unsafe fn mark_unset<T: Float + Unset>(n: u32, v: *mut T) {
     let i = crate::device::thread::index_1d();
     if i < n {
@@ -459,8 +343,8 @@ pub unsafe fn mark_unset<T: Float + Unset>(n: u32, v: *mut T) {
 /// which is slow where rows in sequence form chains (0.38 s for both directions of the
 /// 27-point stencil 128^3 on an H100), fast elsewhere (7 ms for a random SPD matrix of 2 M
 /// rows). Launch: any number of whole warps.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn symgs_levels_sync_free(
+#[gpu::kernel]
+pub unsafe fn levels(
     rows: u32,
     forward: u32,
     timeout_ns: u64,
@@ -503,13 +387,8 @@ pub unsafe extern "ptx-kernel" fn symgs_levels_sync_free(
 }
 
 /// `counts[level] += 1` for every row. Launch: a thread per row.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn symgs_level_counts(
-    rows: u32,
-    levels: u32,
-    level_plus_one: *const u32,
-    counts: *mut u32,
-) {
+#[gpu::kernel]
+pub unsafe fn level_counts(rows: u32, levels: u32, level_plus_one: *const u32, counts: *mut u32) {
     let row = crate::device::thread::index_1d();
     if row < rows {
         // SAFETY: row < rows; the host sized `counts` for the `levels` levels it found.
@@ -525,8 +404,8 @@ pub unsafe extern "ptx-kernel" fn symgs_level_counts(
 /// Lists each row at the next free slot of its level: `cursor[level]` starts at the level's
 /// offset in `level_rows`. Rows of a level land in any order (they are independent, so the
 /// sweep's result does not depend on it). Launch: a thread per row.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn symgs_level_scatter(
+#[gpu::kernel]
+pub unsafe fn level_scatter(
     rows: u32,
     levels: u32,
     level_plus_one: *const u32,
@@ -545,10 +424,4 @@ pub unsafe extern "ptx-kernel" fn symgs_level_scatter(
             }
         }
     }
-}
-
-f32_f64_kernels! {
-    symgs_relax_sync_free_values_f32, symgs_relax_sync_free_values_f64 => relax_sync_free_values(lanes_per_row: u32, order_len: u32, order: *const u32, wide_first: u32, wide_tickets: u32, batch: u32, forward: u32, timeout_ns: u64, backoff_ns: u32, ticket: *mut u32, error: *mut u32, col_idx: *const u32, values: *const T, inverse_diagonal: *const T, rhs: *const T, old: *const T, new: *mut T);
-    symgs_mark_unset_f32, symgs_mark_unset_f64 => mark_unset(n: u32, v: *mut T);
-    symgs_relax_sync_free_f32, symgs_relax_sync_free_f64 => relax_sync_free(lanes_per_row: u32, order_len: u32, order: *const u32, wide_first: u32, wide_tickets: u32, batch: u32, forward: u32, epoch: u32, timeout_ns: u64, backoff_ns: u32, ticket: *mut u32, done: *mut u32, error: *mut u32, col_idx: *const u32, values: *const T, inverse_diagonal: *const T, rhs: *const T, old: *const T, new: *mut T);
 }

@@ -14,7 +14,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use host::bench::Record;
+use rgla::bench::Record;
 use serde::Serialize;
 
 use crate::util::repo_root;
@@ -119,7 +119,7 @@ pub struct Results {
 
 impl Results {
     pub fn read(dir: &Path) -> Result<Results> {
-        let records = host::bench::load_from(dir, None).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let records = rgla::bench::load_from(dir, None).map_err(|e| anyhow::anyhow!("{e}"))?;
         let mut logs: Vec<PathBuf> = fs::read_dir(dir)
             .map(|entries| {
                 entries

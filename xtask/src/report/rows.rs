@@ -1,7 +1,7 @@
 //! The figures derived from the records: rates, the share of the copy bandwidth, the ratios to
 //! the vendor library and to the CPU, and the per-kernel summaries of the headline.
 
-use host::bench::Record;
+use rgla::bench::Record;
 use serde::Serialize;
 
 /// Operations bounded by memory traffic: reported against the measured copy bandwidth.

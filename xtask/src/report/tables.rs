@@ -103,7 +103,7 @@ fn header(report: &Report) -> String {
     md
 }
 
-/// The device's description as `host::gpu::DeviceProps` prints it, split into table rows:
+/// The device's description as `rgla::gpu::DeviceProps` prints it, split into table rows:
 /// "NAME (sm_90, 132 SMs, 79 GiB, L2 50 MiB, 1980 MHz, driver CUDA 13.0)".
 pub fn device_rows(notes: &str) -> Vec<(&'static str, String)> {
     let Some((name, details)) = notes.strip_suffix(')').and_then(|n| n.rsplit_once(" (")) else {

@@ -20,6 +20,7 @@ use rayon::prelude::*;
 use super::{Csr, fits_u32, split_at_bounds, try_filled};
 use crate::Scalar;
 use crate::error::{Error, Result};
+use crate::memory::Footprint;
 
 /// Rows per random stream.
 const ROWS_PER_CHUNK: usize = 4096;
@@ -253,6 +254,10 @@ fn build<T: Scalar>(
         nnz_bounds.push(nnz_bounds.last().unwrap().saturating_add(nnz));
     }
     let nnz = fits_u32(*nnz_bounds.last().unwrap(), "generated nonzeros")? as usize;
+    Footprint::new(format!("a generated {rows} x {cols} matrix with {nnz} nonzeros"))
+        .host::<u32>((rows + 1 + nnz) as u128)
+        .host::<T>(nnz as u128)
+        .check_host()?;
 
     let mut row_ptr = try_filled(rows + 1, 0u32, "generated row pointers")?;
     let row_bounds: Vec<usize> = (0..=chunks).map(|chunk| (chunk * ROWS_PER_CHUNK).min(rows)).collect();

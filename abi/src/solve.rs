@@ -1,0 +1,51 @@
+//! Shapes of the dense-solve kernels.
+
+/// Rows per chunk of the triangular solve (one warp's lanes solve a chunk's diagonal block).
+pub const TRIANGULAR_CHUNK: u32 = 32;
+/// Threads per block of the triangular solve: 4 warps, 8 rows of the chunk each.
+pub const TRIANGULAR_THREADS: u32 = 128;
+/// Row stride of the triangular solve's staged diagonal block (padded: lanes read down a
+/// column).
+pub const TRIANGULAR_STRIDE: u32 = TRIANGULAR_CHUNK + 1;
+
+/// Shared bytes of the triangular solve: the diagonal block and the row sums, both chunk x
+/// stride.
+pub const fn triangular_shared_bytes(elem_size: usize) -> usize {
+    2 * (TRIANGULAR_CHUNK * TRIANGULAR_STRIDE) as usize * elem_size
+}
+
+/// Threads per block of the blocked LU's panel and block-row (trsm) kernels.
+pub const BLOCKED_THREADS: u32 = 256;
+/// Columns of the block row per block of the trsm kernel.
+pub const TRSM_COLS: u32 = 64;
+
+/// Shared bytes of the panel kernel for `rows_per_block` rows of a panel `nb` wide: the rows
+/// (padded to nb + 1), the pivot row and the inverse pivots (nb each), 32 values of scratch
+/// and 32 row indices, each part starting on a 16-byte boundary.
+pub const fn panel_shared_bytes(rows_per_block: usize, nb: usize, elem_size: usize) -> usize {
+    round16(rows_per_block * (nb + 1) * elem_size)
+        + 2 * round16(nb * elem_size)
+        + round16(32 * elem_size)
+        + 32 * 4
+}
+
+/// Shared bytes of the trsm kernel for a panel `nb` wide: L11 (nb x (nb + 1)) and the block
+/// row's `TRSM_COLS` columns.
+pub const fn trsm_shared_bytes(nb: usize, elem_size: usize) -> usize {
+    (nb * (nb + 1) + nb * TRSM_COLS as usize) * elem_size
+}
+
+/// Tile side of the transpose (rows of the input per block, and columns).
+pub const TRANSPOSE_TILE: u32 = 32;
+/// Thread rows of a transpose block (each thread moves TILE / ROWS values).
+pub const TRANSPOSE_ROWS: u32 = 8;
+
+/// Shared bytes of the transpose: one tile, rows padded by one.
+pub const fn transpose_shared_bytes(elem_size: usize) -> usize {
+    (TRANSPOSE_TILE * (TRANSPOSE_TILE + 1)) as usize * elem_size
+}
+
+/// Shared arrays carved from one allocation start on 16-byte boundaries.
+const fn round16(bytes: usize) -> usize {
+    bytes.next_multiple_of(16)
+}

@@ -1,0 +1,192 @@
+//! Dense C = A B (row-major, any shape): the GPU drivers of `kernels/src/gemm/` (the Naples
+//! report's tiles, register-blocked SIMT, f64 tensor cores), their CPU references ([`cpu`])
+//! and the trailing update the blocked LU drives ([`update`]).
+
+pub mod cpu;
+pub mod update;
+
+use std::any::Any;
+
+use crate::Scalar;
+use crate::error::{Error, Result};
+use crate::gpu::{CudaSlice, Gpu, Launch};
+use crate::kernels::gemm as kernels;
+
+/// Checks buffer lengths against A m x k, B k x n, C m x n, and that the kernels' u32
+/// indices cover them.
+pub fn check_shapes(m: usize, n: usize, k: usize, a: usize, b: usize, c: usize) -> Result<()> {
+    let size = |r: usize, s: usize| r.checked_mul(s).filter(|&v| v <= u32::MAX as usize);
+    match (size(m, k), size(k, n), size(m, n)) {
+        (Some(sa), Some(sb), Some(sc)) if sa == a && sb == b && sc == c => Ok(()),
+        (Some(sa), Some(sb), Some(sc)) => Err(Error::InvalidInput(format!(
+            "GEMM {m} x {k} times {k} x {n} needs buffers of {sa}, {sb} and {sc} elements, got {a}, {b} and {c}"
+        ))),
+        _ => Err(Error::InvalidInput(format!("GEMM {m} x {k} x {n}: a matrix exceeds 2^32 elements"))),
+    }
+}
+
+/// The GPU GEMM kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GemmKernel {
+    /// The Naples report's T x T shared-memory tiles (T in 2, 4, 8, 16, 32).
+    Tiled(u32),
+    /// Register-blocked SIMT: 128 x 128 block tiles, 8 x 8 per thread.
+    Blocked,
+    /// f64 tensor cores (mma.sync m8n8k4, sm_80+).
+    Dmma,
+    /// f64 tensor cores with Hopper's m16n8k4 shape (sm_90 module only).
+    Dmma16,
+    /// Hopper's m16n8k8 on 128 x 64 tiles fed by a 3-stage cp.async pipeline (sm_90 module
+    /// only).
+    DmmaPipelined,
+}
+
+impl GemmKernel {
+    pub fn name(self) -> String {
+        match self {
+            GemmKernel::Tiled(t) => format!("tiled{t}"),
+            GemmKernel::Blocked => "blocked".into(),
+            GemmKernel::Dmma => "dmma".into(),
+            GemmKernel::Dmma16 => "dmma16".into(),
+            GemmKernel::DmmaPipelined => "dmma-pipelined".into(),
+        }
+    }
+
+    pub fn from_name(name: &str, tile: Option<u32>) -> Option<GemmKernel> {
+        match name {
+            "tiled" => tile.filter(|t| TILES.contains(t)).or(Some(16)).map(GemmKernel::Tiled),
+            "blocked" => Some(GemmKernel::Blocked),
+            "dmma" => Some(GemmKernel::Dmma),
+            "dmma16" => Some(GemmKernel::Dmma16),
+            "dmma-pipelined" => Some(GemmKernel::DmmaPipelined),
+            other => {
+                other.strip_prefix("tiled")?.parse().ok().filter(|t| TILES.contains(t)).map(GemmKernel::Tiled)
+            }
+        }
+    }
+
+    /// Whether the kernel exists for `T` on this GPU (tensor cores: f64 only; m16n8k4 and
+    /// m16n8k8 need the sm_90 module).
+    pub fn supports<T: Scalar>(self, gpu: &Gpu) -> bool {
+        match self {
+            GemmKernel::Dmma => T::NAME == "f64",
+            GemmKernel::Dmma16 | GemmKernel::DmmaPipelined => T::NAME == "f64" && gpu.ptx_arch() >= 90,
+            _ => true,
+        }
+    }
+
+    /// Every kernel, tile sizes included.
+    pub fn all() -> Vec<GemmKernel> {
+        let mut all: Vec<GemmKernel> = TILES.into_iter().map(GemmKernel::Tiled).collect();
+        all.extend([GemmKernel::Blocked, GemmKernel::Dmma, GemmKernel::Dmma16, GemmKernel::DmmaPipelined]);
+        all
+    }
+}
+
+/// The report's tile sizes.
+pub const TILES: [u32; 5] = abi::gemm::TILED_TILES;
+
+/// C = A B on the GPU (A m x k, B k x n, C m x n, row-major device buffers).
+#[allow(clippy::too_many_arguments)] // the BLAS shape: a kernel, three sizes, three matrices
+pub fn gemm<T: Scalar>(
+    gpu: &Gpu,
+    kernel: GemmKernel,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &CudaSlice<T>,
+    b: &CudaSlice<T>,
+    c: &mut CudaSlice<T>,
+) -> Result<()> {
+    check_shapes(m, n, k, a.len(), b.len(), c.len())?;
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    let grid = |tile: u32| -> Result<(u32, u32)> {
+        let rows = m.div_ceil(tile as usize);
+        if rows > 65_535 {
+            return Err(Error::InvalidInput(format!(
+                "GEMM with {m} rows needs {rows} block rows (65535 at most)"
+            )));
+        }
+        Ok((n.div_ceil(tile as usize) as u32, rows as u32))
+    };
+    let (m32, n32, k32) = (m as u32, n as u32, k as u32);
+    let elem = size_of::<T>();
+    // SAFETY (every launch): A, B and C hold the checked shapes; the grids cover C.
+    unsafe {
+        match kernel {
+            GemmKernel::Tiled(t) => {
+                if !TILES.contains(&t) {
+                    return Err(Error::InvalidInput(format!("tile {t} (2, 4, 8, 16 or 32)")));
+                }
+                let launch = Launch::grid_2d(grid(t)?, (t, t)).shared(abi::gemm::tiled_shared_bytes(t, elem));
+                kernels::tiled::tiled(gpu, launch, m32, n32, k32, a, b, c)
+            }
+            GemmKernel::Blocked => {
+                let launch = Launch::grid_2d(grid(abi::gemm::BLOCKED_TILE)?, (abi::gemm::BLOCKED_THREADS, 1))
+                    .shared(abi::gemm::blocked_shared_bytes(elem));
+                kernels::blocked::blocked(gpu, launch, m32, n32, k32, a, b, c)
+            }
+            GemmKernel::Dmma | GemmKernel::Dmma16 | GemmKernel::DmmaPipelined => {
+                let f64_buffers = f64_buffers(a, b, c).filter(|_| kernel.supports::<T>(gpu));
+                let Some((a, b, c)) = f64_buffers else {
+                    let sm90 = if kernel == GemmKernel::Dmma { "" } else { ", on sm_90 GPUs" };
+                    return Err(Error::InvalidInput(format!(
+                        "the {} tensor-core kernel is f64 only{sm90}",
+                        kernel.name()
+                    )));
+                };
+                use abi::gemm::*;
+                let dmma = Launch::grid_2d(grid(DMMA_TILE)?, (DMMA_THREADS, 1)).shared(DMMA_SHARED_BYTES);
+                match kernel {
+                    GemmKernel::Dmma => kernels::dmma::dmma(gpu, dmma, m32, n32, k32, a, b, c),
+                    GemmKernel::Dmma16 => kernels::dmma16::dmma16(gpu, dmma, m32, n32, k32, a, b, c),
+                    _ => {
+                        // One block per tile, in a 1D grid (the kernel orders the tiles itself).
+                        let blocks =
+                            m.div_ceil(PIPELINED_TILE_M as usize) * n.div_ceil(PIPELINED_TILE_N as usize);
+                        let launch = Launch::linear(blocks * PIPELINED_THREADS as usize, PIPELINED_THREADS)
+                            .shared(PIPELINED_SHARED_BYTES);
+                        kernels::dmma_pipelined::dmma_pipelined(gpu, launch, m32, n32, k32, a, b, c)
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The buffers as f64 buffers, when `T` is f64 (the tensor-core kernels are f64 only).
+#[allow(clippy::type_complexity)]
+fn f64_buffers<'a, T: Scalar>(
+    a: &'a CudaSlice<T>,
+    b: &'a CudaSlice<T>,
+    c: &'a mut CudaSlice<T>,
+) -> Option<(&'a CudaSlice<f64>, &'a CudaSlice<f64>, &'a mut CudaSlice<f64>)> {
+    let read = |x: &'a CudaSlice<T>| (x as &dyn Any).downcast_ref::<CudaSlice<f64>>();
+    Some((read(a)?, read(b)?, (c as &mut dyn Any).downcast_mut::<CudaSlice<f64>>()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_are_checked() {
+        assert!(check_shapes(2, 3, 4, 8, 12, 6).is_ok());
+        let err = check_shapes(2, 3, 4, 8, 11, 6).unwrap_err().to_string();
+        assert!(err.contains("12") && err.contains("11"), "{err}");
+        assert!(check_shapes(1 << 20, 1 << 20, 1, 1 << 20, 1 << 20, 1 << 40).is_err());
+    }
+
+    #[test]
+    fn kernel_names() {
+        assert_eq!(GemmKernel::from_name("tiled", Some(8)), Some(GemmKernel::Tiled(8)));
+        assert_eq!(GemmKernel::from_name("tiled32", None), Some(GemmKernel::Tiled(32)));
+        assert_eq!(GemmKernel::from_name("tiled3", None), None);
+        assert_eq!(GemmKernel::from_name("dmma", None), Some(GemmKernel::Dmma));
+        for kernel in GemmKernel::all() {
+            assert_eq!(GemmKernel::from_name(&kernel.name(), None), Some(kernel));
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! The trailing update of a blocked factorisation, C -= A B on blocks of row-major matrices
+//! (`kernels/src/gemm/update.rs`), which the blocked LU drives.
+
+use crate::Scalar;
+use crate::error::{Error, Result};
+use crate::gpu::{Gpu, Launch, MatrixView, MatrixViewMut};
+use crate::kernels::gemm::update as kernels;
+
+/// The kernel of the trailing update C -= A B.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpdateKernel {
+    /// f64 tensor cores (mma.sync m8n8k4); f64 only.
+    Dmma,
+    /// Register-blocked FMAs, f32 and f64.
+    Simt,
+}
+
+impl UpdateKernel {
+    /// Tensor cores for f64, SIMT for f32.
+    pub fn default_for<T: Scalar>() -> UpdateKernel {
+        if T::NAME == "f64" { UpdateKernel::Dmma } else { UpdateKernel::Simt }
+    }
+}
+
+/// Queues C -= A B (A m x k, B k x n, C m x n); the views were checked against their buffers
+/// when they were made, and C, borrowed exclusively, overlaps neither A nor B.
+pub fn update<T: Scalar>(
+    gpu: &Gpu,
+    kernel: UpdateKernel,
+    a: MatrixView<'_, T>,
+    b: MatrixView<'_, T>,
+    c: MatrixViewMut<'_, T>,
+) -> Result<()> {
+    let (m, n, k) = (c.rows(), c.cols(), a.cols());
+    if a.rows() != m || b.rows() != k || b.cols() != n {
+        return Err(Error::InvalidInput(format!(
+            "update C -= A B: A is {} x {}, B {} x {}, C {m} x {n}",
+            a.rows(),
+            a.cols(),
+            b.rows(),
+            b.cols()
+        )));
+    }
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    let tile = abi::gemm::UPDATE_TILE as usize;
+    let grid = (n.div_ceil(tile) as u32, m.div_ceil(tile) as u32);
+    let (m32, n32, k32) = (m as u32, n as u32, k as u32);
+    // SAFETY: the grid covers C's tiles; the kernels read A and B and write C inside the views.
+    unsafe {
+        match kernel {
+            UpdateKernel::Dmma => {
+                let Some((a, b, c)) = as_f64(a, b, c) else {
+                    return Err(Error::InvalidInput("the DMMA update kernel is f64 only".into()));
+                };
+                let launch =
+                    Launch::grid_2d(grid, (abi::gemm::DMMA_THREADS, 1)).shared(abi::gemm::DMMA_SHARED_BYTES);
+                kernels::dmma(gpu, launch, m32, n32, k32, a, b, c)
+            }
+            UpdateKernel::Simt => {
+                let launch = Launch::grid_2d(grid, (abi::gemm::UPDATE_SIMT_THREADS, 1))
+                    .shared(abi::gemm::update_simt_shared_bytes(size_of::<T>()));
+                kernels::simt(gpu, launch, m32, n32, k32, a, b, c)
+            }
+        }
+    }
+}
+
+/// The views as f64 views, when `T` is f64.
+#[allow(clippy::type_complexity)]
+fn as_f64<'a, T: Scalar>(
+    a: MatrixView<'a, T>,
+    b: MatrixView<'a, T>,
+    c: MatrixViewMut<'a, T>,
+) -> Option<(MatrixView<'a, f64>, MatrixView<'a, f64>, MatrixViewMut<'a, f64>)> {
+    Some((a.of_type()?, b.of_type()?, c.of_type()?))
+}

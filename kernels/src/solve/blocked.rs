@@ -1,0 +1,373 @@
+//! Blocked right-looking LU with partial pivoting, in place on a row-major n x n matrix
+//! (P A = L U, L unit lower, both in A as LAPACK stores them). Step k0, panel width
+//! w <= NB, is three launches:
+//!
+//! 1. `panel`: factor the n - k0 by w panel A[k0.., k0..k0 + w] column by column, each
+//!    row swap also applied to the rest of the two rows (the left L part and the trailing
+//!    columns, LAPACK's `laswp`); records the pivots and the permutation;
+//! 2. `trsm`: U12 = L11^-1 A12, the w rows right of the panel;
+//! 3. the trailing update A22 -= L21 U12, a GEMM (`gemm::update`).
+//!
+//! The panel is the latency-bound part: for every column, a search for the largest entry over
+//! all the rows below it. It runs as one persistent grid (one block per SM at most) whose
+//! blocks keep their rows of the panel in shared memory for the whole panel and exchange one
+//! candidate row each per column through global memory, meeting at a grid barrier (or, the
+//! slower alternative kept for comparison, waiting for each other's flags).
+
+use abi::solve::{BLOCKED_THREADS as THREADS, TRSM_COLS};
+
+use crate::device::memory::{fence_gpu, load_volatile, store_release};
+use crate::device::shared::{self, SharedArray};
+use crate::device::thread::{block_idx_x, grid_dim_x, index_1d, sync_threads, thread_idx_x};
+use crate::device::{Float, block, grid};
+
+// The panel width NB (64 or 128: the k of the trailing GEMM) is a const parameter. Rows of NB
+// values are stored NB + 1 apart in shared memory (odd: threads reading down a column hit
+// distinct banks); a candidate slot is |pivot| then the candidate's whole panel row, NB + 1.
+
+/// Factors the panel of step `k0` (width `width` <= NB). Block b owns rows
+/// k0 + b R .. k0 + (b + 1) R (R = `rows_per_block`), staged in shared memory.
+///
+/// For each column, every block publishes its best candidate (|pivot|, row and the whole
+/// panel row) in its slot and raises its flag to `epoch + c`; each block then waits for every
+/// flag (one polling thread per block), picks the pivot, swaps and eliminates. With
+/// `use_barrier` nonzero the blocks meet at a grid barrier on `barrier` (a word zeroed before
+/// the launch) instead of raising flags. Two slots and
+/// flags per block, for even and odd columns: a block can run at most one column ahead of the
+/// slowest, so it never overwrites what another block is still reading. Row swaps outside the
+/// panel are applied one column late, by the threads that do not poll, while they would
+/// otherwise wait. The multipliers are scaled at the end (each update scales on the fly).
+///
+/// Scratch in global memory: `candidates` 2 x grid x (NB + 1) values, `candidate_rows` and `flags`
+/// 2 x grid words (flags never equal to epoch..epoch + width at launch), `diagonal_rows`
+/// 2 x NB values. `pivots[k0 + c]` receives the row swapped with row k0 + c (LAPACK's ipiv,
+/// 0-based); `perm` (row i of P A is row perm[i] of A) gets the same swaps.
+///
+/// Launch: at most one block per SM and at most 256 blocks (all resident: blocks wait on each
+/// other), 256 threads; shared bytes: (R (NB + 1) + 2 NB + 32) size_of T + 32 * 4, each part
+/// rounded up to 16 bytes.
+#[gpu::kernel(NB = 64 | 128, T = f32 | f64)]
+pub unsafe fn panel<T: Float, const NB: u32>(
+    n: u32,
+    a: *mut T,
+    k0: u32,
+    width: u32,
+    rows_per_block: u32,
+    pivots: *mut u32,
+    perm: *mut u32,
+    candidates: *mut T,
+    candidate_rows: *mut u32,
+    diagonal_rows: *mut T,
+    flags: *mut u32,
+    epoch: u32,
+    barrier: *mut u32,
+    use_barrier: u32,
+) {
+    let (stride, slot_len) = (NB + 1, NB + 1);
+    let use_barrier = use_barrier != 0;
+    let (tid, block, blocks) = (thread_idx_x(), block_idx_x(), grid_dim_x());
+    let first = k0 + block * rows_per_block;
+    let owned = n.saturating_sub(first).min(rows_per_block);
+    let owns = |row: u32| row >= first && row < first + owned;
+    let tile = shared::dynamic::<T>();
+    let pivot_row = tile.after::<T>(rows_per_block * stride);
+    let inverse_pivots = pivot_row.after::<T>(NB);
+    let scratch = inverse_pivots.after::<T>(NB);
+    let scratch_rows = scratch.after::<u32>(32);
+    let lowest = T::ZERO - T::ONE; // below every |value|
+    // Thread t works on column t % 64 of rows t / 64, t / 64 + 4, ...
+    let (col, row_step) = (tid % NB, THREADS / NB);
+
+    // SAFETY (shared accesses): rows below `owned` <= R, columns below `width` <= NB.
+    unsafe { load_rows::<T, NB>(tile, a, n, first, owned, k0, width, tid) };
+    sync_threads();
+
+    // This thread's candidate for column 0 (afterwards found during each elimination).
+    let (mut best, mut best_row) = (lowest, u32::MAX);
+    if col == 0 {
+        let mut r = tid / NB;
+        while r < owned {
+            let value = unsafe { tile.get(r * stride) }.abs();
+            if value > best {
+                (best, best_row) = (value, first + r);
+            }
+            r += row_step;
+        }
+    }
+    // The threads that do not poll flags apply the row swaps outside the panel.
+    let (swapper, swappers) =
+        (block * (THREADS - blocks) + tid.wrapping_sub(blocks), blocks * (THREADS - blocks));
+    let mut pending_swap = None;
+
+    for c in 0..width {
+        let d = k0 + c; // the diagonal row
+        let parity = c % 2;
+        // 1. This block's candidate: the first largest |a[row][d]| over its rows >= d.
+        let (block_best, block_row) = block::reduce_max_index(best, best_row, lowest, scratch, scratch_rows);
+
+        // 2. Publish it with its whole row, and the diagonal row (the swap partner).
+        let slot = parity * blocks + block;
+        // SAFETY: slots < 2 x grid, values < NB; rows read from shared are owned ones.
+        unsafe {
+            if tid == 0 {
+                *candidates.add((slot * slot_len) as usize) = block_best;
+                *candidate_rows.add(slot as usize) = block_row;
+            }
+            if block_row != u32::MAX && tid < width {
+                *candidates.add((slot * slot_len + 1 + tid) as usize) =
+                    tile.get((block_row - first) * stride + tid);
+            }
+            if owns(d) && tid < width {
+                *diagonal_rows.add((parity * NB + tid) as usize) = tile.get((d - first) * stride + tid);
+            }
+            sync_threads();
+            if use_barrier {
+                grid::barrier(barrier, c + 1);
+            } else if tid == 0 {
+                fence_gpu(); // the whole block's stores above, before the flag
+                store_release(flags.add(slot as usize), epoch + c);
+            }
+        }
+
+        // 3. The pivot: the best candidate of the grid (the lowest row among equals). Thread g
+        // waits for block g's flag; the others apply the previous column's row swap meanwhile.
+        let (mut candidate, mut candidate_row) = (lowest, u32::MAX);
+        if tid < blocks {
+            let slot = parity * blocks + tid;
+            // SAFETY: slot < 2 x grid; the data is read after the flag (a relaxed spin, then
+            // the fence that makes it an acquire) or the barrier, past the L1.
+            unsafe {
+                if !use_barrier {
+                    while load_volatile(flags.add(slot as usize)) != epoch + c {}
+                    fence_gpu();
+                }
+                (candidate, candidate_row) = (
+                    load_volatile(candidates.add((slot * slot_len) as usize)),
+                    load_volatile(candidate_rows.add(slot as usize)),
+                );
+            }
+        } else if let Some((row, other)) = pending_swap {
+            // SAFETY: rows < n; the columns outside this panel are this grid's alone.
+            unsafe { swap_outside_panel(a, n, k0, width, row, other, swapper, swappers) };
+        }
+        let (_, p) = block::reduce_max_index(candidate, candidate_row, lowest, scratch, scratch_rows);
+        // No candidate at all only if the column is NaN: keep the diagonal row then.
+        let p = if p == u32::MAX { d } else { p };
+        pending_swap = if p != d { Some((d, p)) } else { None };
+        let diagonal_values = diagonal_rows.wrapping_add((parity * NB) as usize);
+        let pivot_values = if p == d {
+            diagonal_values
+        } else {
+            let winner = (p - k0) / rows_per_block;
+            candidates.wrapping_add(((parity * blocks + winner) * slot_len + 1) as usize)
+        };
+
+        // 4. Swap rows d and p in the panel.
+        // SAFETY: tid < width <= NB; d, p < n.
+        unsafe {
+            if tid < width {
+                let value = load_volatile(pivot_values.add(tid as usize));
+                pivot_row.set(tid, value);
+                if owns(d) {
+                    tile.set((d - first) * stride + tid, value);
+                }
+                if p != d && owns(p) {
+                    tile.set((p - first) * stride + tid, load_volatile(diagonal_values.add(tid as usize)));
+                }
+            }
+            if block == 0 && tid == 0 {
+                *pivots.add(d as usize) = p;
+                core::ptr::swap(perm.add(d as usize), perm.add(p as usize));
+            }
+        }
+        sync_threads();
+
+        // 5. Eliminate below the pivot (the rank-1 update of the columns to its right, with
+        // the multipliers l = a[row][c] / pivot), finding column c + 1's candidates on the way.
+        // A zero pivot leaves the column as it is; the host's check reports it.
+        let pivot = unsafe { pivot_row.get(c) };
+        let inverse = if pivot != T::ZERO { T::ONE / pivot } else { T::ZERO };
+        if tid == 0 {
+            unsafe { inverse_pivots.set(c, inverse) };
+        }
+        (best, best_row) = (lowest, u32::MAX);
+        if col > c && col < width {
+            let u = unsafe { pivot_row.get(col) };
+            let mut r = tid / NB;
+            while r < owned {
+                if first + r > d {
+                    // SAFETY: r < owned, col < width.
+                    unsafe {
+                        let l = tile.get(r * stride + c) * inverse;
+                        let x = tile.get(r * stride + col) - l * u;
+                        tile.set(r * stride + col, x);
+                        if col == c + 1 && x.abs() > best {
+                            (best, best_row) = (x.abs(), first + r);
+                        }
+                    }
+                }
+                r += row_step;
+            }
+        }
+    }
+    // The last column's row swap, by the same threads (a column's swaps stay in order).
+    if let (Some((row, other)), true) = (pending_swap, tid >= blocks) {
+        // SAFETY: as above.
+        unsafe { swap_outside_panel(a, n, k0, width, row, other, swapper, swappers) };
+    }
+    sync_threads();
+
+    // Scale the multipliers: column c of every row below the diagonal row k0 + c.
+    if col < width {
+        let inverse = unsafe { inverse_pivots.get(col) };
+        let mut r = tid / NB;
+        while r < owned {
+            if first + r > k0 + col {
+                // SAFETY: r < owned, col < width.
+                unsafe { tile.set(r * stride + col, tile.get(r * stride + col) * inverse) };
+            }
+            r += row_step;
+        }
+    }
+    sync_threads();
+
+    // SAFETY: as for the load.
+    unsafe { store_rows::<T, NB>(tile, a, n, first, owned, k0, width, tid) };
+}
+
+/// Swaps rows `row` and `other` of `a` in every column outside the panel (columns k0..k0 +
+/// width), worker `worker` of `workers` taking every workers-th column: successive swaps of
+/// one column stay with one thread, so they happen in order.
+#[inline(always)]
+unsafe fn swap_outside_panel<T: Float>(
+    a: *mut T,
+    n: u32,
+    k0: u32,
+    width: u32,
+    row: u32,
+    other: u32,
+    worker: u32,
+    workers: u32,
+) {
+    let mut j = worker;
+    while j < n - width {
+        let col = if j < k0 { j } else { j + width };
+        // SAFETY: the caller's rows are < n; col < n.
+        unsafe { core::ptr::swap(a.add((row * n + col) as usize), a.add((other * n + col) as usize)) };
+        j += workers;
+    }
+}
+
+/// Copies rows first..first + owned, columns k0..k0 + width of `a` into the shared tile.
+#[inline(always)]
+unsafe fn load_rows<T: Float, const NB: u32>(
+    tile: SharedArray<T>,
+    a: *const T,
+    n: u32,
+    first: u32,
+    owned: u32,
+    k0: u32,
+    width: u32,
+    tid: u32,
+) {
+    let (col, mut r) = (tid % NB, tid / NB);
+    while col < width && r < owned {
+        // SAFETY: the caller's bounds.
+        unsafe { tile.set(r * (NB + 1) + col, *a.add(((first + r) * n + k0 + col) as usize)) };
+        r += THREADS / NB;
+    }
+}
+
+/// Writes the shared tile back (the inverse of [`load_rows`]).
+#[inline(always)]
+unsafe fn store_rows<T: Float, const NB: u32>(
+    tile: SharedArray<T>,
+    a: *mut T,
+    n: u32,
+    first: u32,
+    owned: u32,
+    k0: u32,
+    width: u32,
+    tid: u32,
+) {
+    let (col, mut r) = (tid % NB, tid / NB);
+    while col < width && r < owned {
+        // SAFETY: the caller's bounds.
+        unsafe { *a.add(((first + r) * n + k0 + col) as usize) = tile.get(r * (NB + 1) + col) };
+        r += THREADS / NB;
+    }
+}
+
+/// U12 = L11^-1 A12 in place: L11 the unit lower w x w triangle at (k0, k0), A12 the w rows
+/// from k0, columns from k0 + w on (w = `width` <= NB). Block b solves 64 columns; thread t
+/// owns column t % 64 and updates every fourth row. Launch: ceil((n - k0 - w) / 64) blocks of
+/// 256 threads; shared bytes: (NB (NB + 1) + 64 NB) size_of T.
+#[gpu::kernel(NB = 64 | 128, T = f32 | f64)]
+pub unsafe fn trsm<T: Float, const NB: u32>(n: u32, a: *mut T, k0: u32, width: u32) {
+    const COLS: u32 = TRSM_COLS;
+    const GROUPS: u32 = THREADS / COLS;
+    let stride = NB + 1;
+    let tid = thread_idx_x();
+    let (tx, ty) = (tid % COLS, tid / COLS);
+    let col = k0 + width + block_idx_x() * COLS + tx;
+    let l = shared::dynamic::<T>(); // NB x stride
+    let x = l.after::<T>(NB * stride); // NB x COLS
+    let mut e = tid;
+    while e < width * width {
+        let (r, s) = (e / width, e % width);
+        // SAFETY: rows and columns k0 + r, k0 + s < n; the shared index is below NB x stride.
+        unsafe { l.set(r * stride + s, *a.add(((k0 + r) * n + k0 + s) as usize)) };
+        e += THREADS;
+    }
+    let mut r = ty;
+    while r < width {
+        // SAFETY: rows k0 + r < n, the column checked; the shared index is below NB x COLS.
+        unsafe {
+            x.set(r * COLS + tx, if col < n { *a.add(((k0 + r) * n + col) as usize) } else { T::ZERO })
+        };
+        r += GROUPS;
+    }
+    sync_threads();
+    // Column-oriented forward substitution: x[s] is final once the rows above are done.
+    for s in 0..width {
+        let xs = unsafe { x.get(s * COLS + tx) };
+        let mut r = s + 1 + ty;
+        while r < width {
+            // SAFETY: r < width, s < width.
+            unsafe { x.set(r * COLS + tx, x.get(r * COLS + tx) - l.get(r * stride + s) * xs) };
+            r += GROUPS;
+        }
+        sync_threads();
+    }
+    let mut r = ty;
+    while r < width {
+        if col < n {
+            // SAFETY: as for the load.
+            unsafe { *a.add(((k0 + r) * n + col) as usize) = x.get(r * COLS + tx) };
+        }
+        r += GROUPS;
+    }
+}
+
+/// perm[i] = i. Launch: one thread per row.
+#[gpu::kernel]
+pub unsafe fn identity_permutation(n: u32, perm: *mut u32) {
+    let i = index_1d();
+    if i < n {
+        // SAFETY: i < n.
+        unsafe { *perm.add(i as usize) = i };
+    }
+}
+
+/// y = P b: row i of y is row perm[i] of b (both n x nrhs, row-major). Launch: one thread per
+/// element.
+#[gpu::kernel(T = f32 | f64)]
+pub unsafe fn permute_rows<T: Float>(n: u32, nrhs: u32, perm: *const u32, b: *const T, y: *mut T) {
+    let e = index_1d();
+    if e >= n * nrhs {
+        return;
+    }
+    let (row, r) = (e / nrhs, e % nrhs);
+    // SAFETY: e < n * nrhs; perm holds a permutation of 0..n.
+    unsafe { *y.add(e as usize) = *b.add((*perm.add(row as usize) * nrhs + r) as usize) };
+}

@@ -1,0 +1,135 @@
+//! Triangular solves T x = b for one or many right-hand sides, in parallel: the back
+//! substitution of the classic solver and both halves of getrs (L unit lower, then U).
+//!
+//! The rows are cut into chunks of 32; block `order` of the grid solves the `order`-th chunk
+//! in dependency order (the top chunk first for L, the bottom one first for U). It first adds
+//! up the products of its rows with every chunk already solved, as each becomes ready (a flag
+//! per chunk, set to this solve's `epoch` with release semantics when its x is written), then
+//! solves its 32 x 32 diagonal triangle in one warp and publishes its own chunk. A block waits
+//! only on blocks launched before it, which the GPU schedules first, so the spin always ends
+//! (the decoupled look-back of single-pass scans relies on the same order).
+
+use crate::device::Float;
+use crate::device::memory::{fence_gpu, load_acquire, load_volatile, store_release};
+use crate::device::shared;
+use crate::device::thread::{block_idx_x, block_idx_y, lane_id, sync_threads, thread_idx_x, warp_id};
+use crate::device::warp::{shuffle_idx, sync_warp};
+
+use abi::solve::{TRIANGULAR_CHUNK as CHUNK, TRIANGULAR_STRIDE as STRIDE, TRIANGULAR_THREADS as THREADS};
+use abi::{Strided, StridedMut};
+
+const ROWS_PER_WARP: u32 = CHUNK / (THREADS / 32);
+
+/// Solves with the n x n triangle of `a`: lower when `upper` is 0, upper otherwise; 1s taken
+/// on the diagonal when `unit_diagonal` is nonzero (the other triangle is never read).
+/// Right-hand side r is column r of `b` (n x nrhs), its solution column r of `x`. `flags`
+/// holds ceil(n / 32) words per right-hand side, each different from `epoch` at launch.
+/// Launch: grid (ceil(n / 32), nrhs), `abi::solve::TRIANGULAR_THREADS` threads; shared bytes:
+/// `abi::solve::triangular_shared_bytes`.
+#[gpu::kernel(T = f32 | f64)]
+pub unsafe fn triangular<T: Float>(
+    n: u32,
+    a: Strided<T>,
+    b: Strided<T>,
+    x: StridedMut<T>,
+    upper: u32,
+    unit_diagonal: u32,
+    flags: *mut u32,
+    epoch: u32,
+) {
+    let chunks = n.div_ceil(CHUNK);
+    let order = block_idx_x();
+    if order >= chunks {
+        return;
+    }
+    let upper = upper != 0;
+    let chunk_at = |step: u32| if upper { chunks - 1 - step } else { step };
+    let chunk = chunk_at(order);
+    let rhs = block_idx_y();
+    let flags = flags.wrapping_add((rhs * chunks) as usize);
+    let row0 = chunk * CHUNK;
+    let (tid, warp, lane) = (thread_idx_x(), warp_id(), lane_id());
+    let diagonal = shared::dynamic::<T>();
+    let sums = diagonal.after::<T>(CHUNK * STRIDE);
+
+    // Stage the diagonal block while the chunks before this one are being solved.
+    let mut e = tid;
+    while e < CHUNK * CHUNK {
+        let (r, c) = (row0 + e / CHUNK, row0 + e % CHUNK);
+        // SAFETY: read only inside the n x n matrix; the shared index is below 32 * 33.
+        unsafe {
+            let value = if r < n && c < n { *a.at(r, c) } else { T::ZERO };
+            diagonal.set((e / CHUNK) * STRIDE + e % CHUNK, value);
+        }
+        e += THREADS;
+    }
+
+    // This warp's rows times every solved chunk, the earliest solved first. Lane l takes
+    // column l of each chunk; the 8 partial sums stay in registers (constant indices).
+    let mut partial = [T::ZERO; ROWS_PER_WARP as usize];
+    for step in 0..order {
+        let done = chunk_at(step);
+        let col = done * CHUNK + lane;
+        // SAFETY: `done` < chunks indexes this right-hand side's flags; x is read after the
+        // flag's acquire, bypassing the L1 (another SM wrote it).
+        let xv = unsafe {
+            while load_acquire(flags.add(done as usize)) != epoch {}
+            if col < n { load_volatile(x.at(col, rhs)) } else { T::ZERO }
+        };
+        for (i, sum) in partial.iter_mut().enumerate() {
+            let row = row0 + warp * ROWS_PER_WARP + i as u32;
+            if row < n && col < n {
+                // SAFETY: row, col < n.
+                *sum = unsafe { *a.at(row, col) }.mul_add(xv, *sum);
+            }
+        }
+    }
+    // Row r's 32 lane sums go to row r of `sums`; lane r of warp 0 adds them up.
+    for (i, &sum) in partial.iter().enumerate() {
+        // SAFETY: row < 32, lane < 32 < STRIDE.
+        unsafe { sums.set((warp * ROWS_PER_WARP + i as u32) * STRIDE + lane, sum) };
+    }
+    sync_threads();
+    if warp != 0 {
+        return;
+    }
+    let row = row0 + lane;
+    let mut total = T::ZERO;
+    for s in 0..CHUNK {
+        total = total + unsafe { sums.get(lane * STRIDE + s) };
+    }
+    let mut value = if row < n {
+        // SAFETY: row < n.
+        let rhs_value = unsafe { *b.at(row, rhs) };
+        rhs_value - total
+    } else {
+        T::ZERO
+    };
+
+    // The diagonal triangle, column by column in one warp: lane s finishes x[s] and
+    // broadcasts it; the lanes still to be solved subtract their multiple of it.
+    for step in 0..CHUNK {
+        let s = if upper { CHUNK - 1 - step } else { step };
+        if row0 + s >= n {
+            continue; // rows past the end of the matrix (the same for every lane)
+        }
+        if lane == s && unit_diagonal == 0 {
+            value = value / unsafe { diagonal.get(s * STRIDE + s) };
+        }
+        let xs = shuffle_idx(value, s);
+        if (upper && lane < s) || (!upper && lane > s) {
+            value = value - unsafe { diagonal.get(lane * STRIDE + s) } * xs;
+        }
+    }
+    if row < n {
+        // SAFETY: row < n.
+        unsafe { *x.at(row, rhs) = value };
+    }
+    // Publish: every lane's store is ordered before the flag's release.
+    fence_gpu();
+    sync_warp();
+    if lane == 0 {
+        // SAFETY: chunk < chunks.
+        unsafe { store_release(flags.add(chunk as usize), epoch) };
+    }
+}
