@@ -4,17 +4,16 @@
 
 mod common;
 
-use criterion::Criterion;
+use common::Session;
 use rgla::bench::{Record, cpu_median_ms, gpu_iters, gpu_median_ms, quick, record_copy_bandwidth, save};
 use rgla::gemm::{self, GemmKernel, TILES};
 use rgla::vendor::cublas::{Cublas, CublasGemm};
 use rgla::verify::compare;
-use rgla::{Gpu, Scalar};
+use rgla::Scalar;
 
 fn main() {
-    let mut criterion = common::gpu_criterion();
-    let gpu = rgla::bench::gpu_or_skip();
-    if let Some(gpu) = &gpu {
+    let mut session = common::Session::start();
+    if let Some(gpu) = &session.gpu {
         record_copy_bandwidth(gpu).unwrap();
     }
     let (report_sizes, vendor_sizes): (Vec<usize>, Vec<usize>) = if quick() {
@@ -22,104 +21,84 @@ fn main() {
     } else {
         ((1..=10).map(|i| 1000 * i).collect(), vec![4096, 8192])
     };
-    let mut failures = Vec::new();
     for &n in report_sizes.iter().chain(&vendor_sizes) {
+        // At the cuBLAS comparison sizes, the fast kernels only.
         let vendor_size = vendor_sizes.contains(&n);
-        let mut bench =
-            Bench { criterion: &mut criterion, gpu: gpu.as_ref(), failures: &mut failures, n, vendor_size };
-        bench.run::<f64>();
-        bench.run::<f32>();
+        run::<f64>(&mut session, n, vendor_size);
+        run::<f32>(&mut session, n, vendor_size);
     }
-    criterion.final_summary();
-    if !failures.is_empty() {
-        eprintln!("WRONG RESULTS (not recorded):\n  {}", failures.join("\n  "));
-        std::process::exit(1);
-    }
+    session.finish();
 }
 
-struct Bench<'a> {
-    criterion: &'a mut Criterion,
-    gpu: Option<&'a Gpu>,
-    failures: &'a mut Vec<String>,
-    n: usize,
-    /// Whether this size is one of the cuBLAS comparison sizes (fast kernels only there).
-    vendor_size: bool,
-}
-
-impl Bench<'_> {
-    fn run<T: Scalar + CublasGemm>(&mut self) {
-        let n = self.n;
-        eprintln!("gemm: n={n} {}", T::NAME);
-        let a = rgla::sparse::generate::vector_1_to_5::<T>(n * n, 1);
-        let b = rgla::sparse::generate::vector_1_to_5::<T>(n * n, 2);
-        let started = std::time::Instant::now();
-        let expect = gemm::cpu::reference(n, n, n, &a, &b);
-        let reference_ms = started.elapsed().as_secs_f64() * 1e3;
-        let input = format!("n={n}");
-        let record = |kernel: &str, kind: &str, time_ms: f64, error: f64| Record {
-            operation: "gemm".into(),
-            input: input.clone(),
-            kernel: kernel.into(),
-            kind: kind.into(),
-            precision: T::NAME.into(),
-            time_ms,
-            runs: 3,
-            flops: 2.0 * (n as f64).powi(3),
-            min_bytes: 3.0 * (n * n * size_of::<T>()) as f64,
-            error,
-            notes: format!("m=n=k={n}"),
-        };
-        let mut c = vec![T::ZERO; n * n];
-        // The CPU rows: the report's serial loop and our rayon kernel where they finish in
-        // seconds; the multithreaded matrixmultiply reference (f64) at every size.
-        if T::NAME == "f64" {
-            save(&record("cpu-matrixmultiply", "cpu", reference_ms, 0.0)).unwrap();
-        }
-        if n <= 1000 {
-            let ms = cpu_median_ms(1, || gemm::cpu::serial(n, n, n, &a, &b, &mut c).unwrap());
-            save(&record("cpu-serial", "cpu", ms, compare(&c, &expect, 1e-3).relative_error)).unwrap();
-        }
-        if n <= 2000 {
-            let ms = cpu_median_ms(1, || gemm::cpu::rayon(n, n, n, &a, &b, &mut c).unwrap());
-            save(&record("cpu-rayon", "cpu", ms, compare(&c, &expect, 1e-3).relative_error)).unwrap();
-        }
-        let Some(gpu) = self.gpu else { return };
-        let tolerance = if T::NAME == "f64" { 1e-12 } else { 1e-5 };
-        let (da, db) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap());
-        let mut dc = gpu.zeros::<T>(n * n).unwrap();
-        let poison = vec![T::from_f64(f64::NAN); n * n];
-        let mut measure =
-            |kernel: &str,
-             kind: &str,
-             run: &mut dyn FnMut(&mut rgla::gpu::CudaSlice<T>) -> rgla::Result<()>| {
-                let what = format!("{kernel} {} n={n}", T::NAME);
-                gpu.upload_into(&poison, &mut dc).unwrap();
-                let checked =
-                    run(&mut dc).and_then(|()| gpu.download(&dc)).map(|got| compare(&got, &expect, 1e-3));
-                let error = match checked {
-                    Ok(c) if c.passes(tolerance) => c.relative_error,
-                    Ok(c) => return self.failures.push(c.check(&what, tolerance).unwrap_err().to_string()),
-                    Err(e) => return self.failures.push(format!("{what}: {e}")),
-                };
-                let ms = gpu_median_ms(gpu, 1, 3, || run(&mut dc)).unwrap();
-                save(&record(kernel, kind, ms, error)).unwrap();
-                if self.vendor_size {
-                    let id = format!("gemm/n={n}/{kernel}/{}", T::NAME);
-                    self.criterion.bench_function(&id, |bch| {
-                        bch.iter_custom(|iters| gpu_iters(gpu, iters, || run(&mut dc)))
-                    });
-                }
+fn run<T: Scalar + CublasGemm>(s: &mut Session, n: usize, vendor_size: bool) {
+    eprintln!("gemm: n={n} {}", T::NAME);
+    let a = rgla::sparse::generate::vector_1_to_5::<T>(n * n, 1);
+    let b = rgla::sparse::generate::vector_1_to_5::<T>(n * n, 2);
+    let started = std::time::Instant::now();
+    let expect = gemm::cpu::reference(n, n, n, &a, &b);
+    let reference_ms = started.elapsed().as_secs_f64() * 1e3;
+    let input = format!("n={n}");
+    let record = |kernel: &str, kind: &str, time_ms: f64, error: f64| Record {
+        operation: "gemm".into(),
+        input: input.clone(),
+        kernel: kernel.into(),
+        kind: kind.into(),
+        precision: T::NAME.into(),
+        time_ms,
+        runs: 3,
+        flops: 2.0 * (n as f64).powi(3),
+        min_bytes: 3.0 * (n * n * size_of::<T>()) as f64,
+        error,
+        notes: format!("m=n=k={n}"),
+    };
+    let mut c = vec![T::ZERO; n * n];
+    // The CPU rows: the report's serial loop and our rayon kernel where they finish in
+    // seconds; the multithreaded matrixmultiply reference (f64) at every size.
+    if T::NAME == "f64" {
+        save(&record("cpu-matrixmultiply", "cpu", reference_ms, 0.0)).unwrap();
+    }
+    if n <= 1000 {
+        let ms = cpu_median_ms(1, || gemm::cpu::serial(n, n, n, &a, &b, &mut c).unwrap());
+        save(&record("cpu-serial", "cpu", ms, compare(&c, &expect, 1e-3).relative_error)).unwrap();
+    }
+    if n <= 2000 {
+        let ms = cpu_median_ms(1, || gemm::cpu::rayon(n, n, n, &a, &b, &mut c).unwrap());
+        save(&record("cpu-rayon", "cpu", ms, compare(&c, &expect, 1e-3).relative_error)).unwrap();
+    }
+    let Some(gpu) = s.gpu.as_ref() else { return };
+    let tolerance = if T::NAME == "f64" { 1e-12 } else { 1e-5 };
+    let (da, db) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap());
+    let mut dc = gpu.zeros::<T>(n * n).unwrap();
+    let poison = vec![T::from_f64(f64::NAN); n * n];
+    let mut measure =
+        |kernel: &str, kind: &str, run: &mut dyn FnMut(&mut rgla::gpu::CudaSlice<T>) -> rgla::Result<()>| {
+            let what = format!("{kernel} {} n={n}", T::NAME);
+            gpu.upload_into(&poison, &mut dc).unwrap();
+            let checked =
+                run(&mut dc).and_then(|()| gpu.download(&dc)).map(|got| compare(&got, &expect, 1e-3));
+            let error = match checked {
+                Ok(c) if c.passes(tolerance) => c.relative_error,
+                Ok(c) => return s.failures.push(c.check(&what, tolerance).unwrap_err().to_string()),
+                Err(e) => return s.failures.push(format!("{what}: {e}")),
             };
-        let cublas = Cublas::new(gpu).unwrap();
-        measure("cublas", "vendor", &mut |dc| cublas.gemm(n, n, n, &da, &db, dc));
-        let mut kernels =
-            vec![GemmKernel::Blocked, GemmKernel::Dmma, GemmKernel::Dmma16, GemmKernel::DmmaPipelined];
-        if !self.vendor_size {
-            // The report's table: small tiles only where a run takes seconds at most.
-            kernels.extend(TILES.into_iter().filter(|&t| t >= 8 || n <= 4000).map(GemmKernel::Tiled));
-        }
-        for kernel in kernels.into_iter().filter(|k| k.supports::<T>(gpu)) {
-            measure(&kernel.name(), "gpu", &mut |dc| gemm::gemm(gpu, kernel, n, n, n, &da, &db, dc));
-        }
+            let ms = gpu_median_ms(gpu, 1, 3, || run(&mut dc)).unwrap();
+            save(&record(kernel, kind, ms, error)).unwrap();
+            if vendor_size {
+                let id = format!("gemm/n={n}/{kernel}/{}", T::NAME);
+                s.criterion.bench_function(&id, |bch| {
+                    bch.iter_custom(|iters| gpu_iters(gpu, iters, || run(&mut dc)))
+                });
+            }
+        };
+    let cublas = Cublas::new(gpu).unwrap();
+    measure("cublas", "vendor", &mut |dc| cublas.gemm(n, n, n, &da, &db, dc));
+    let mut kernels =
+        vec![GemmKernel::Blocked, GemmKernel::Dmma, GemmKernel::Dmma16, GemmKernel::DmmaPipelined];
+    if !vendor_size {
+        // The report's table: small tiles only where a run takes seconds at most.
+        kernels.extend(TILES.into_iter().filter(|&t| t >= 8 || n <= 4000).map(GemmKernel::Tiled));
+    }
+    for kernel in kernels.into_iter().filter(|k| k.supports::<T>(gpu)) {
+        measure(&kernel.name(), "gpu", &mut |dc| gemm::gemm(gpu, kernel, n, n, n, &da, &db, dc));
     }
 }

@@ -6,7 +6,7 @@
 
 mod common;
 
-use criterion::Criterion;
+use common::Session;
 use rgla::bench::{Record, gpu_iters, gpu_median_ms, quick, save};
 use rgla::dense::DenseMatrix;
 use rgla::gemm::update::{UpdateKernel, update};
@@ -19,9 +19,8 @@ use rgla::vendor::cusolver::CusolverLu;
 use rgla::{Gpu, Scalar};
 
 fn main() {
-    let mut criterion = common::gpu_criterion();
-    let gpu = rgla::bench::gpu_or_skip();
-    if let Some(gpu) = &gpu {
+    let mut session = Session::start();
+    if let Some(gpu) = &session.gpu {
         println!("device: {}", gpu.props());
     }
     let (report_sizes, vendor_sizes): (Vec<usize>, Vec<usize>) = if quick() {
@@ -29,190 +28,155 @@ fn main() {
     } else {
         ((1..=7).map(|i| 1000 * i).collect(), vec![8192, 16384])
     };
-    let mut failures = Vec::new();
     let mut table = Vec::new();
     for &n in report_sizes.iter().chain(&vendor_sizes) {
-        let vendor_size = vendor_sizes.contains(&n);
-        let mut bench = Bench {
-            criterion: &mut criterion,
-            gpu: gpu.as_ref(),
-            failures: &mut failures,
-            table: &mut table,
-            n,
-            vendor_size,
-        };
-        bench.run::<f64>();
+        // At the cuSOLVER comparison sizes, the fast solvers only.
+        run::<f64>(&mut session, &mut table, n, vendor_sizes.contains(&n));
     }
-    criterion.final_summary();
     print_table(&table);
-    if !failures.is_empty() {
-        eprintln!("WRONG RESULTS (not recorded):\n  {}", failures.join("\n  "));
-        std::process::exit(1);
+    session.finish();
+}
+
+fn run<T: Scalar>(s: &mut Session, table: &mut Vec<Record>, n: usize, vendor_size: bool) {
+    eprintln!("solve: n={n} {}", T::NAME);
+    let (a, _, b) = manufactured_system::<T>(n, 1, n as u64).unwrap();
+    let tolerance = check_system(&a, &b, 1).expect("a valid system");
+    let bound = backward_error_bound::<T>(n);
+    let input = format!("n={n}");
+    let record = |kernel: &str, kind: &str, time_ms: f64, runs: usize, error: f64, notes: &str| Record {
+        operation: "solve".into(),
+        input: input.clone(),
+        kernel: kernel.into(),
+        kind: kind.into(),
+        precision: T::NAME.into(),
+        time_ms,
+        runs,
+        // getrf + getrs: 2/3 n^3 for the factorisation, 2 n^2 for the two triangular solves.
+        flops: 2.0 / 3.0 * (n as f64).powi(3) + 2.0 * (n as f64).powi(2),
+        min_bytes: 0.0,
+        error,
+        notes: notes.into(),
+    };
+
+    // The CPU rows: the report's serial elimination and nalgebra where a run takes seconds,
+    // the blocked LU (rayon + matrixmultiply) through the report's sizes.
+    if !vendor_size {
+        let mut cpu_row = |kernel: &str, notes: &str, solve: &dyn Fn() -> Vec<T>| {
+            let started = std::time::Instant::now();
+            let x = solve();
+            let ms = started.elapsed().as_secs_f64() * 1e3;
+            let error = backward_error(&a, &x, &b, 1);
+            if error <= bound {
+                let r = record(kernel, "cpu", ms, 1, error, notes);
+                save(&r).unwrap();
+                table.push(r);
+            } else {
+                s.failures.push(format!("{kernel} n={n}: backward error {error:.3e}"));
+            }
+        };
+        if n <= 2000 {
+            cpu_row("cpu-serial", "the report's elimination on [A | b], one thread", &|| {
+                cpu::solve_serial(&a, &b).unwrap()
+            });
+            cpu_row("cpu-nalgebra", "nalgebra 0.34 LU, one thread", &|| nalgebra_solve(&a, &b));
+        }
+        cpu_row("cpu-blocked", "blocked LU: rayon panels, matrixmultiply updates", &|| {
+            cpu::solve(&a, &b, 1).unwrap()
+        });
     }
-}
 
-struct Bench<'a> {
-    criterion: &'a mut Criterion,
-    gpu: Option<&'a Gpu>,
-    failures: &'a mut Vec<String>,
-    table: &'a mut Vec<Record>,
-    n: usize,
-    /// Whether this size is one of the cuSOLVER comparison sizes (the fast solvers only).
-    vendor_size: bool,
-}
-
-impl Bench<'_> {
-    fn run<T: Scalar>(&mut self) {
-        let n = self.n;
-        eprintln!("solve: n={n} {}", T::NAME);
-        let (a, _, b) = manufactured_system::<T>(n, 1, n as u64).unwrap();
-        let tolerance = check_system(&a, &b, 1).expect("a valid system");
-        let bound = backward_error_bound::<T>(n);
-        let input = format!("n={n}");
-        let record = |kernel: &str, kind: &str, time_ms: f64, runs: usize, error: f64, notes: &str| Record {
-            operation: "solve".into(),
-            input: input.clone(),
-            kernel: kernel.into(),
-            kind: kind.into(),
-            precision: T::NAME.into(),
-            time_ms,
-            runs,
-            // getrf + getrs: 2/3 n^3 for the factorisation, 2 n^2 for the two triangular solves.
-            flops: 2.0 / 3.0 * (n as f64).powi(3) + 2.0 * (n as f64).powi(2),
-            min_bytes: 0.0,
-            error,
-            notes: notes.into(),
+    let Some(gpu) = s.gpu.as_ref() else { return };
+    let (da, db) = (gpu.upload(&a.data).unwrap(), gpu.upload(&b).unwrap());
+    let mut dx = gpu.zeros::<T>(n).unwrap();
+    let poison = vec![T::from_f64(f64::NAN); n];
+    // The report timed single runs; the slow kernels at large n get one timed run too.
+    let runs = if n >= 4000 && !vendor_size { 1 } else { 3 };
+    let mut measure =
+        |kernel: &str,
+         kind: &str,
+         runs: usize,
+         notes: &str,
+         solve: &mut dyn FnMut(&mut CudaSlice<T>, bool) -> rgla::Result<()>| {
+            let what = format!("{kernel} {} n={n}", T::NAME);
+            gpu.upload_into(&poison, &mut dx).unwrap();
+            // The checked run (which also warms up): x must be finite with a small backward error.
+            let error = match solve(&mut dx, true).and_then(|()| gpu.download(&dx)) {
+                Ok(x) => backward_error(&a, &x, &b, 1),
+                Err(e) => return s.failures.push(format!("{what}: {e}")),
+            };
+            let within = error <= bound; // false for NaN too
+            if !within {
+                return s.failures.push(format!("{what}: backward error {error:.3e} (bound {bound:.1e})"));
+            }
+            let ms = gpu_median_ms(gpu, 0, runs, || solve(&mut dx, false)).unwrap();
+            let r = record(kernel, kind, ms, runs, error, notes);
+            save(&r).unwrap();
+            table.push(r);
+            if vendor_size {
+                let id = format!("solve/n={n}/{kernel}/{}", T::NAME);
+                s.criterion.bench_function(&id, |bch| {
+                    bch.iter_custom(|iters| gpu_iters(gpu, iters, || solve(&mut dx, false)))
+                });
+            }
         };
 
-        // The CPU rows: the report's serial elimination and nalgebra where a run takes seconds,
-        // the blocked LU (rayon + matrixmultiply) through the report's sizes.
-        if !self.vendor_size {
-            let mut cpu_row = |kernel: &str, notes: &str, solve: &dyn Fn() -> Vec<T>| {
-                let started = std::time::Instant::now();
-                let x = solve();
-                let ms = started.elapsed().as_secs_f64() * 1e3;
-                let error = backward_error(&a, &x, &b, 1);
-                if error <= bound {
-                    let r = record(kernel, "cpu", ms, 1, error, notes);
-                    save(&r).unwrap();
-                    self.table.push(r);
-                } else {
-                    self.failures.push(format!("{kernel} n={n}: backward error {error:.3e}"));
-                }
-            };
-            if n <= 2000 {
-                cpu_row("cpu-serial", "the report's elimination on [A | b], one thread", &|| {
-                    cpu::solve_serial(&a, &b).unwrap()
-                });
-                cpu_row("cpu-nalgebra", "nalgebra 0.34 LU, one thread", &|| nalgebra_solve(&a, &b));
-            }
-            cpu_row("cpu-blocked", "blocked LU: rayon panels, matrixmultiply updates", &|| {
-                cpu::solve(&a, &b, 1).unwrap()
-            });
+    let mut cusolver = CusolverLu::<T>::new(gpu, n, tolerance).unwrap();
+    measure("cusolver", "vendor", runs, "getrf + getrs (A transposed into the factor)", &mut |dx, check| {
+        cusolver.factor(gpu, &da)?;
+        if check {
+            cusolver.check(gpu)?;
         }
-
-        let Some(gpu) = self.gpu else { return };
-        let (da, db) = (gpu.upload(&a.data).unwrap(), gpu.upload(&b).unwrap());
-        let mut dx = gpu.zeros::<T>(n).unwrap();
-        let poison = vec![T::from_f64(f64::NAN); n];
-        // The report timed single runs; the slow kernels at large n get one timed run too.
-        let runs = if n >= 4000 && !self.vendor_size { 1 } else { 3 };
-        let mut measure =
-            |kernel: &str,
-             kind: &str,
-             runs: usize,
-             notes: &str,
-             solve: &mut dyn FnMut(&mut CudaSlice<T>, bool) -> rgla::Result<()>| {
-                let what = format!("{kernel} {} n={n}", T::NAME);
-                gpu.upload_into(&poison, &mut dx).unwrap();
-                // The checked run (which also warms up): x must be finite with a small backward error.
-                let error = match solve(&mut dx, true).and_then(|()| gpu.download(&dx)) {
-                    Ok(x) => backward_error(&a, &x, &b, 1),
-                    Err(e) => return self.failures.push(format!("{what}: {e}")),
-                };
-                let within = error <= bound; // false for NaN too
-                if !within {
-                    return self
-                        .failures
-                        .push(format!("{what}: backward error {error:.3e} (bound {bound:.1e})"));
-                }
-                let ms = gpu_median_ms(gpu, 0, runs, || solve(&mut dx, false)).unwrap();
-                let r = record(kernel, kind, ms, runs, error, notes);
-                save(&r).unwrap();
-                self.table.push(r);
-                if self.vendor_size {
-                    let id = format!("solve/n={n}/{kernel}/{}", T::NAME);
-                    self.criterion.bench_function(&id, |bch| {
-                        bch.iter_custom(|iters| gpu_iters(gpu, iters, || solve(&mut dx, false)))
-                    });
-                }
-            };
-
-        let mut cusolver = CusolverLu::<T>::new(gpu, n, tolerance).unwrap();
-        measure(
-            "cusolver",
-            "vendor",
-            runs,
-            "getrf + getrs (A transposed into the factor)",
-            &mut |dx, check| {
-                cusolver.factor(gpu, &da)?;
-                if check {
-                    cusolver.check(gpu)?;
-                }
-                cusolver.solve(gpu, 1, &db, dx)
-            },
+        cusolver.solve(gpu, 1, &db, dx)
+    });
+    // The default panel width and exchange; at the cuSOLVER sizes the other ones too.
+    let exchanges = [blocked::PanelExchange::Barrier, blocked::PanelExchange::Flags];
+    for (width, exchange) in blocked::PANEL_WIDTHS.into_iter().flat_map(|w| exchanges.map(|e| (w, e))) {
+        let default = width == blocked::DEFAULT_PANEL_WIDTH && exchange == blocked::PanelExchange::Barrier;
+        if !default && !vendor_size {
+            continue;
+        }
+        let kernel = if default {
+            "blocked".to_string()
+        } else {
+            format!("blocked-nb{width}-{}", format!("{exchange:?}").to_lowercase())
+        };
+        let notes = format!(
+            "panel {width} ({exchange:?}), {:?} trailing update, getrs",
+            UpdateKernel::default_for::<T>()
         );
-        // The default panel width and exchange; at the cuSOLVER sizes the other ones too.
-        let exchanges = [blocked::PanelExchange::Barrier, blocked::PanelExchange::Flags];
-        for (width, exchange) in blocked::PANEL_WIDTHS.into_iter().flat_map(|w| exchanges.map(|e| (w, e))) {
-            let default =
-                width == blocked::DEFAULT_PANEL_WIDTH && exchange == blocked::PanelExchange::Barrier;
-            if !default && !self.vendor_size {
-                continue;
+        let mut lu = BlockedLu::<T>::new(gpu, n, tolerance)
+            .and_then(|lu| lu.with_panel_width(gpu, width))
+            .map(|lu| lu.with_exchange(exchange))
+            .unwrap();
+        measure(&kernel, "gpu", runs, &notes, &mut |dx, check| {
+            lu.factor(gpu, &da)?;
+            if check {
+                lu.check(gpu)?;
             }
-            let kernel = if default {
-                "blocked".to_string()
-            } else {
-                format!("blocked-nb{width}-{}", format!("{exchange:?}").to_lowercase())
-            };
-            let notes = format!(
-                "panel {width} ({exchange:?}), {:?} trailing update, getrs",
-                UpdateKernel::default_for::<T>()
-            );
-            let mut lu = BlockedLu::<T>::new(gpu, n, tolerance)
-                .and_then(|lu| lu.with_panel_width(gpu, width))
-                .map(|lu| lu.with_exchange(exchange))
-                .unwrap();
-            measure(&kernel, "gpu", runs, &notes, &mut |dx, check| {
-                lu.factor(gpu, &da)?;
-                if check {
-                    lu.check(gpu)?;
-                }
-                lu.solve(gpu, 1, &db, dx)
-            });
-        }
-        if self.vendor_size {
-            print_update_time::<T>(gpu, n);
-            return;
-        }
-        let mut classic = ClassicSolver::<T>::new(gpu, n, tolerance).unwrap();
-        for (kernel, back, notes) in [
-            (
-                "classic",
-                BackSubstitution::Serial,
-                "the report's 4 kernels per column, 1-thread back substitution",
-            ),
-            (
-                "classic-parallel",
-                BackSubstitution::Parallel,
-                "the report's 4 kernels per column, parallel back substitution",
-            ),
-        ] {
-            measure(kernel, "gpu", runs, notes, &mut |dx, check| {
-                classic.solve(gpu, back, &da, &db, dx)?;
-                if check { classic.check(gpu) } else { Ok(()) }
-            });
-        }
+            lu.solve(gpu, 1, &db, dx)
+        });
+    }
+    if vendor_size {
+        print_update_time::<T>(gpu, n);
+        return;
+    }
+    let mut classic = ClassicSolver::<T>::new(gpu, n, tolerance).unwrap();
+    for (kernel, back, notes) in [
+        (
+            "classic",
+            BackSubstitution::Serial,
+            "the report's 4 kernels per column, 1-thread back substitution",
+        ),
+        (
+            "classic-parallel",
+            BackSubstitution::Parallel,
+            "the report's 4 kernels per column, parallel back substitution",
+        ),
+    ] {
+        measure(kernel, "gpu", runs, notes, &mut |dx, check| {
+            classic.solve(gpu, back, &da, &db, dx)?;
+            if check { classic.check(gpu) } else { Ok(()) }
+        });
     }
 }
 

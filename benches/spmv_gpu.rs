@@ -10,7 +10,7 @@
 
 mod common;
 
-use criterion::Criterion;
+use common::Session;
 use rgla::bench::{Record, cpu_median_ms, gpu_iters, gpu_median_ms, quick, save};
 use rgla::gpu::CudaSlice;
 use rgla::sparse::{Bsr, Csr, Hll, HllLayout, generate};
@@ -20,7 +20,7 @@ use rgla::spmv::hll::{DeviceHll, HllKernel};
 use rgla::spmv::{BlockWarps, bsr, cpu, csr, hll};
 use rgla::vendor::cusparse::{Cusparse, CusparseSpmv, SpmvAlg};
 use rgla::verify::compare;
-use rgla::{Gpu, Result, Scalar};
+use rgla::{Result, Scalar};
 
 type Generator = Box<dyn Fn() -> Result<Csr<f64>>>;
 
@@ -69,9 +69,8 @@ fn files() -> Vec<(String, Generator)> {
 }
 
 fn main() {
-    let mut criterion = common::gpu_criterion();
-    let gpu = rgla::bench::gpu_or_skip();
-    if let Some(gpu) = &gpu {
+    let mut session = Session::start();
+    if let Some(gpu) = &session.gpu {
         let gbps = rgla::bench::record_copy_bandwidth(gpu).unwrap();
         eprintln!("{}: device-to-device copy {gbps:.0} GB/s", gpu.props());
     }
@@ -84,7 +83,6 @@ fn main() {
     if group != "generated" {
         inputs.extend(files());
     }
-    let mut failures = Vec::new();
     for (name, make) in inputs {
         let a64 = match make() {
             Ok(a) => a,
@@ -96,124 +94,111 @@ fn main() {
         };
         let a32 = a64.cast::<f32>();
         eprintln!("spmv: {name}: {} rows, {} nnz", a64.rows(), a64.nnz());
-        let mut bench = Bench { criterion: &mut criterion, gpu: gpu.as_ref(), failures: &mut failures };
-        bench.matrix(&name, &a64);
-        bench.matrix(&name, &a32);
+        matrix(&mut session, &name, &a64);
+        matrix(&mut session, &name, &a32);
     }
-    criterion.final_summary();
-    if !failures.is_empty() {
-        eprintln!("WRONG RESULTS (not recorded):\n  {}", failures.join("\n  "));
-        std::process::exit(1);
-    }
-}
-
-struct Bench<'a> {
-    criterion: &'a mut Criterion,
-    gpu: Option<&'a Gpu>,
-    failures: &'a mut Vec<String>,
+    session.finish();
 }
 
 type Run<'r, T> = &'r mut dyn FnMut(&CudaSlice<T>, &mut CudaSlice<T>) -> Result<()>;
 
-impl Bench<'_> {
-    fn matrix<T: Scalar>(&mut self, name: &str, a: &Csr<T>) {
-        let x = generate::vector_1_to_5::<T>(a.cols(), 9);
-        let mut expect = vec![T::ZERO; a.rows()];
-        let serial_ms =
-            cpu_median_ms(if quick() { 1 } else { 3 }, || cpu::csr_serial(a, &x, &mut expect).unwrap());
-        let mut y = vec![T::ZERO; a.rows()];
-        let rayon_ms = cpu_median_ms(if quick() { 2 } else { 5 }, || cpu::csr_rayon(a, &x, &mut y).unwrap());
-        let flops = 2.0 * a.nnz() as f64;
-        let elem = size_of::<T>();
-        let csr_bytes = (a.nnz() * (elem + 4) + (a.rows() + 1) * 4 + (a.rows() + a.cols()) * elem) as f64;
-        let notes = format!("rows={} cols={} nnz={}", a.rows(), a.cols(), a.nnz());
-        let record = |kernel: &str, kind: &str, time_ms: f64, runs: usize, error: f64, bytes: f64| Record {
-            operation: "spmv".into(),
-            input: name.into(),
-            kernel: kernel.into(),
-            kind: kind.into(),
-            precision: T::NAME.into(),
-            time_ms,
-            runs,
-            flops,
-            min_bytes: bytes,
-            error,
-            notes: notes.clone(),
-        };
-        save(&record("cpu-serial", "cpu", serial_ms, 3, 0.0, csr_bytes)).unwrap();
-        let rayon_error = compare(&y, &expect, 1e-3).relative_error;
-        save(&record("cpu-rayon", "cpu", rayon_ms, 5, rayon_error, csr_bytes)).unwrap();
-        let Some(gpu) = self.gpu else { return };
+fn matrix<T: Scalar>(s: &mut Session, name: &str, a: &Csr<T>) {
+    let x = generate::vector_1_to_5::<T>(a.cols(), 9);
+    let mut expect = vec![T::ZERO; a.rows()];
+    let serial_ms =
+        cpu_median_ms(if quick() { 1 } else { 3 }, || cpu::csr_serial(a, &x, &mut expect).unwrap());
+    let mut y = vec![T::ZERO; a.rows()];
+    let rayon_ms = cpu_median_ms(if quick() { 2 } else { 5 }, || cpu::csr_rayon(a, &x, &mut y).unwrap());
+    let flops = 2.0 * a.nnz() as f64;
+    let elem = size_of::<T>();
+    let csr_bytes = (a.nnz() * (elem + 4) + (a.rows() + 1) * 4 + (a.rows() + a.cols()) * elem) as f64;
+    let notes = format!("rows={} cols={} nnz={}", a.rows(), a.cols(), a.nnz());
+    let record = |kernel: &str, kind: &str, time_ms: f64, runs: usize, error: f64, bytes: f64| Record {
+        operation: "spmv".into(),
+        input: name.into(),
+        kernel: kernel.into(),
+        kind: kind.into(),
+        precision: T::NAME.into(),
+        time_ms,
+        runs,
+        flops,
+        min_bytes: bytes,
+        error,
+        notes: notes.clone(),
+    };
+    save(&record("cpu-serial", "cpu", serial_ms, 3, 0.0, csr_bytes)).unwrap();
+    let rayon_error = compare(&y, &expect, 1e-3).relative_error;
+    save(&record("cpu-rayon", "cpu", rayon_ms, 5, rayon_error, csr_bytes)).unwrap();
+    let Some(gpu) = s.gpu.as_ref() else { return };
 
-        let dx = gpu.upload(&x).unwrap();
-        let mut dy = gpu.zeros::<T>(a.rows()).unwrap();
-        let poison = vec![T::from_f64(f64::NAN); a.rows()];
-        let tolerance = T::tolerance(a.row_stats().max);
-        let mut measure = |kernel: &str, kind: &str, bytes: f64, run: Run<T>| {
-            let what = format!("{kernel} {} on {name}", T::NAME);
-            gpu.upload_into(&poison, &mut dy).unwrap();
-            let checked =
-                run(&dx, &mut dy).and_then(|()| gpu.download(&dy)).map(|got| compare(&got, &expect, 1e-3));
-            let error = match checked {
-                Ok(c) if c.passes(tolerance) => c.relative_error,
-                Ok(c) => return self.failures.push(c.check(&what, tolerance).unwrap_err().to_string()),
-                Err(e) => return self.failures.push(format!("{what}: {e}")),
-            };
-            let runs = if quick() { 10 } else { 30 };
-            let ms = gpu_median_ms(gpu, 3, runs, || run(&dx, &mut dy)).unwrap();
-            save(&record(kernel, kind, ms, runs, error, bytes)).unwrap();
-            let id = format!("spmv/{name}/{kernel}/{}", T::NAME);
-            self.criterion
-                .bench_function(&id, |b| b.iter_custom(|iters| gpu_iters(gpu, iters, || run(&dx, &mut dy))));
+    let dx = gpu.upload(&x).unwrap();
+    let mut dy = gpu.zeros::<T>(a.rows()).unwrap();
+    let poison = vec![T::from_f64(f64::NAN); a.rows()];
+    let tolerance = T::tolerance(a.row_stats().max);
+    let mut measure = |kernel: &str, kind: &str, bytes: f64, run: Run<T>| {
+        let what = format!("{kernel} {} on {name}", T::NAME);
+        gpu.upload_into(&poison, &mut dy).unwrap();
+        let checked =
+            run(&dx, &mut dy).and_then(|()| gpu.download(&dy)).map(|got| compare(&got, &expect, 1e-3));
+        let error = match checked {
+            Ok(c) if c.passes(tolerance) => c.relative_error,
+            Ok(c) => return s.failures.push(c.check(&what, tolerance).unwrap_err().to_string()),
+            Err(e) => return s.failures.push(format!("{what}: {e}")),
         };
+        let runs = if quick() { 10 } else { 30 };
+        let ms = gpu_median_ms(gpu, 3, runs, || run(&dx, &mut dy)).unwrap();
+        save(&record(kernel, kind, ms, runs, error, bytes)).unwrap();
+        let id = format!("spmv/{name}/{kernel}/{}", T::NAME);
+        s.criterion
+            .bench_function(&id, |b| b.iter_custom(|iters| gpu_iters(gpu, iters, || run(&dx, &mut dy))));
+    };
 
-        // cuSPARSE first: the line every kernel is compared with.
-        let da = DeviceCsr::upload(gpu, a).unwrap();
-        let lib = Cusparse::new(gpu).unwrap();
-        for (alg, label) in [(SpmvAlg::CsrAlg1, "cusparse-alg1"), (SpmvAlg::CsrAlg2, "cusparse-alg2")] {
-            let plan = CusparseSpmv::csr(gpu, &lib, &da, alg).unwrap();
-            measure(label, "vendor", csr_bytes, &mut |x, y| plan.run(gpu, x, y));
+    // cuSPARSE first: the line every kernel is compared with.
+    let da = DeviceCsr::upload(gpu, a).unwrap();
+    let lib = Cusparse::new(gpu).unwrap();
+    for (alg, label) in [(SpmvAlg::CsrAlg1, "cusparse-alg1"), (SpmvAlg::CsrAlg2, "cusparse-alg2")] {
+        let plan = CusparseSpmv::csr(gpu, &lib, &da, alg).unwrap();
+        measure(label, "vendor", csr_bytes, &mut |x, y| plan.run(gpu, x, y));
+    }
+    let mut kernels: Vec<CsrKernel> = CsrKernel::ALL.to_vec();
+    kernels.extend([2, 4, 16, 32].map(CsrKernel::Vector));
+    for kernel in kernels {
+        // The thread-per-row kernel is hopeless on rows of thousands: skip it there.
+        if kernel == CsrKernel::Scalar && a.row_stats().max > 10_000 {
+            continue;
         }
-        let mut kernels: Vec<CsrKernel> = CsrKernel::ALL.to_vec();
-        kernels.extend([2, 4, 16, 32].map(CsrKernel::Vector));
-        for kernel in kernels {
-            // The thread-per-row kernel is hopeless on rows of thousands: skip it there.
-            if kernel == CsrKernel::Scalar && a.row_stats().max > 10_000 {
-                continue;
-            }
+        let warps = BlockWarps::new(4).unwrap();
+        measure(&kernel.name(), "gpu", csr_bytes, &mut |x, y| csr::spmv(gpu, &da, kernel, warps, x, y));
+    }
+    drop(da);
+
+    // HLL where its padding is moderate (power-law rows would pad it to many times nnz).
+    for layout in [HllLayout::RowMajor, HllLayout::ColumnMajor] {
+        let h = Hll::from_csr(a, 32, layout).unwrap();
+        if h.padding_ratio() > 1.0 {
+            eprintln!("  HLL {layout:?}: padding ratio {:.2}, skipped", h.padding_ratio());
+            continue;
+        }
+        let dh = DeviceHll::upload(gpu, &h).unwrap();
+        let bytes = dh.min_traffic_bytes() as f64;
+        for kernel in HllKernel::ALL.into_iter().filter(|k| k.layout() == layout) {
             let warps = BlockWarps::new(4).unwrap();
-            measure(&kernel.name(), "gpu", csr_bytes, &mut |x, y| csr::spmv(gpu, &da, kernel, warps, x, y));
+            measure(kernel.name(), "gpu", bytes, &mut |x, y| hll::spmv(gpu, &dh, kernel, warps, x, y));
         }
-        drop(da);
+    }
 
-        // HLL where its padding is moderate (power-law rows would pad it to many times nnz).
-        for layout in [HllLayout::RowMajor, HllLayout::ColumnMajor] {
-            let h = Hll::from_csr(a, 32, layout).unwrap();
-            if h.padding_ratio() > 1.0 {
-                eprintln!("  HLL {layout:?}: padding ratio {:.2}, skipped", h.padding_ratio());
-                continue;
-            }
-            let dh = DeviceHll::upload(gpu, &h).unwrap();
-            let bytes = dh.min_traffic_bytes() as f64;
-            for kernel in HllKernel::ALL.into_iter().filter(|k| k.layout() == layout) {
-                let warps = BlockWarps::new(4).unwrap();
-                measure(kernel.name(), "gpu", bytes, &mut |x, y| hll::spmv(gpu, &dh, kernel, warps, x, y));
-            }
+    // BSR on the block-structured input only.
+    if name.starts_with("fem") {
+        let b = Bsr::from_csr(a, 3).unwrap();
+        let db = DeviceBsr::upload(gpu, &b).unwrap();
+        let bytes = db.min_traffic_bytes() as f64;
+        for kernel in BsrKernel::ALL {
+            let warps = BlockWarps::new(4).unwrap();
+            measure(kernel.name(), "gpu", bytes, &mut |x, y| bsr::spmv(gpu, &db, kernel, warps, x, y));
         }
-
-        // BSR on the block-structured input only.
-        if name.starts_with("fem") {
-            let b = Bsr::from_csr(a, 3).unwrap();
-            let db = DeviceBsr::upload(gpu, &b).unwrap();
-            let bytes = db.min_traffic_bytes() as f64;
-            for kernel in BsrKernel::ALL {
-                let warps = BlockWarps::new(4).unwrap();
-                measure(kernel.name(), "gpu", bytes, &mut |x, y| bsr::spmv(gpu, &db, kernel, warps, x, y));
-            }
-            match CusparseSpmv::bsr(gpu, &lib, &db) {
-                Ok(plan) => measure("cusparse-bsr", "vendor", bytes, &mut |x, y| plan.run(gpu, x, y)),
-                Err(e) => eprintln!("  cuSPARSE BSR: {e}"),
-            }
+        match CusparseSpmv::bsr(gpu, &lib, &db) {
+            Ok(plan) => measure("cusparse-bsr", "vendor", bytes, &mut |x, y| plan.run(gpu, x, y)),
+            Err(e) => eprintln!("  cuSPARSE BSR: {e}"),
         }
     }
 }

@@ -15,7 +15,7 @@
 
 mod common;
 
-use criterion::Criterion;
+use common::Session;
 use rgla::Gpu;
 use rgla::bench::{Record, cpu_median_ms, gpu_iters, gpu_median_ms, quick, record_copy_bandwidth, save};
 use rgla::sparse::{Csr, generate};
@@ -36,8 +36,8 @@ use rgla::verify::{Tolerance, compare};
 type Generator = Box<dyn Fn() -> rgla::Result<Csr<f64>>>;
 
 fn main() {
-    let mut criterion = common::gpu_criterion();
-    let Some(gpu) = rgla::bench::gpu_or_skip() else { return };
+    let mut session = Session::start();
+    let Some(gpu) = session.gpu.take() else { return };
     let gbps = record_copy_bandwidth(&gpu).unwrap();
     eprintln!("{}: device-to-device copy {gbps:.0} GB/s", gpu.props());
     let (n27, n_spd, n_pcg) = if quick() { (48, 100_000, 32) } else { (128, 2_000_000, 64) };
@@ -45,28 +45,20 @@ fn main() {
         (format!("stencil27 {n27}^3"), Box::new(move || generate::stencil27(n27, n27, n27))),
         (format!("random spd {n_spd} 27/row"), Box::new(move || generate::random_spd(n_spd, 27, 1))),
     ];
-    let mut failures = Vec::new();
+    // The short table printed last.
     let mut table = Vec::new();
     for (name, make) in matrices {
         let a = make().unwrap_or_else(|e| panic!("generating {name}: {e}"));
         eprintln!("symgs: {name}: {} rows, {} nnz", a.rows(), a.nnz());
-        let mut bench =
-            Bench { criterion: &mut criterion, gpu: &gpu, failures: &mut failures, table: &mut table };
-        bench.sweeps(&name, &a);
+        sweeps(&mut session, &gpu, &mut table, &name, &a);
     }
     let a = generate::stencil27::<f64>(n_pcg, n_pcg, n_pcg).unwrap();
-    let mut bench =
-        Bench { criterion: &mut criterion, gpu: &gpu, failures: &mut failures, table: &mut table };
-    bench.pcg(&format!("stencil27 {n_pcg}^3"), &a);
-    criterion.final_summary();
+    pcg(&mut session, &gpu, &mut table, &format!("stencil27 {n_pcg}^3"), &a);
     eprintln!("\n{}", gpu.props());
     for line in &table {
         eprintln!("{line}");
     }
-    if !failures.is_empty() {
-        eprintln!("WRONG RESULTS (not recorded):\n  {}", failures.join("\n  "));
-        std::process::exit(1);
-    }
+    session.finish();
 }
 
 /// Whether `RGLA_BENCH_SYMGS` (unset: everything) selects the smoother named `name`.
@@ -75,313 +67,290 @@ fn selected(name: &str) -> bool {
         .map_or(true, |list| list.split(',').map(str::trim).any(|p| !p.is_empty() && name.starts_with(p)))
 }
 
-struct Bench<'a> {
-    criterion: &'a mut Criterion,
-    gpu: &'a Gpu,
-    failures: &'a mut Vec<String>,
-    /// The short table printed last.
-    table: &'a mut Vec<String>,
-}
+fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &Csr<f64>) {
+    let rows = a.rows();
+    let r = generate::vector_1_to_5::<f64>(rows, 1);
+    let x0 = generate::vector_1_to_5::<f64>(rows, 2);
+    let cpu = CpuSymgs::new(a).unwrap();
+    let mut expect = x0.clone();
+    cpu.sweep(&r, &mut expect).unwrap();
+    let (start_residual, sequential_residual) = (residual_norm(a, &r, &x0), residual_norm(a, &r, &expect));
 
-impl Bench<'_> {
-    fn sweeps(&mut self, name: &str, a: &Csr<f64>) {
-        let gpu = self.gpu;
-        let rows = a.rows();
-        let r = generate::vector_1_to_5::<f64>(rows, 1);
-        let x0 = generate::vector_1_to_5::<f64>(rows, 2);
-        let cpu = CpuSymgs::new(a).unwrap();
-        let mut expect = x0.clone();
-        cpu.sweep(&r, &mut expect).unwrap();
-        let (start_residual, sequential_residual) =
-            (residual_norm(a, &r, &x0), residual_norm(a, &r, &expect));
-
-        let csr_bytes = (a.nnz() * 12 + (rows + 1) * 4 + 2 * rows * 8) as f64;
-        let notes = |extra: &str| format!("rows={rows} nnz={} {extra}", a.nnz()).trim_end().to_string();
-        let sweep_record =
-            |kernel: &str, kind: &str, time_ms: f64, runs: usize, error: f64, extra: &str| Record {
-                operation: "symgs".into(),
-                input: name.into(),
-                kernel: kernel.into(),
-                kind: kind.into(),
-                precision: "f64".into(),
-                time_ms,
-                runs,
-                // Forward and backward: each nonzero multiplied and added twice; the matrix read twice.
-                flops: 4.0 * a.nnz() as f64,
-                min_bytes: 2.0 * csr_bytes,
-                error,
-                notes: notes(extra),
-            };
-        let mut rows_of_table = Vec::new();
-        if selected("cpu-serial") {
-            let mut x = x0.clone();
-            let cpu_ms = cpu_median_ms(3, || cpu.sweep(&r, &mut x).unwrap());
-            save(&sweep_record("cpu-serial", "cpu", cpu_ms, 3, 0.0, "")).unwrap();
-            rows_of_table.push(("cpu-serial".to_string(), cpu_ms));
-        }
-
-        let m = SymgsMatrix::upload(gpu, a).unwrap();
-        let dr = gpu.upload(&r).unwrap();
-        let mut dx = gpu.upload(&x0).unwrap();
-
-        // One SpMV of the same matrix, the yardstick of the sweeps.
-        let mut y = vec![0.0; rows];
-        csr_serial(a, &x0, &mut y).unwrap();
-        let mut dy = gpu.filled(rows, f64::NAN).unwrap();
-        let warps = BlockWarps::DEFAULT;
-        let checked = spmv(gpu, &m.csr, CsrKernel::Adaptive, warps, &dx, &mut dy)
-            .and_then(|()| gpu.download(&dy))
-            .map(|got| compare(&got, &y, 1e-3));
-        match checked {
-            Ok(c) if c.passes(f64::tolerance(a.row_stats().max)) => {
-                let ms =
-                    gpu_median_ms(gpu, 3, 30, || spmv(gpu, &m.csr, CsrKernel::Adaptive, warps, &dx, &mut dy))
-                        .unwrap();
-                let record = Record {
-                    kernel: "spmv-csr-adaptive".into(),
-                    flops: 2.0 * a.nnz() as f64,
-                    min_bytes: csr_bytes,
-                    runs: 30,
-                    error: c.relative_error,
-                    ..sweep_record("", "gpu", ms, 30, 0.0, "one SpMV, for scale")
-                };
-                save(&record).unwrap();
-                rows_of_table.push(("spmv-csr-adaptive (one SpMV)".into(), ms));
-            }
-            Ok(c) => self.failures.push(c.check(&format!("SpMV on {name}"), 0.0).unwrap_err().to_string()),
-            Err(e) => self.failures.push(format!("SpMV on {name}: {e}")),
-        }
-
-        let lib = Cusparse::new(gpu).unwrap();
-        let tolerance = 4.0 * f64::tolerance(a.row_stats().max);
-        let mut smoothers: Vec<(Box<dyn Smoother<f64> + '_>, String)> = Vec::new();
-        if selected("gpu101-ready-done") {
-            smoothers.push((Box::new(ReadyDoneSmoother::new(gpu, &m).unwrap()), String::new()));
-        }
-        if selected("level-schedule") {
-            let started = std::time::Instant::now();
-            let levels = LevelSmoother::new(gpu, &m).unwrap();
-            let (forward, backward) = levels.level_counts();
-            let level_notes = format!(
-                "levels={forward}+{backward} (analysis on the GPU: {:.1} ms)",
-                started.elapsed().as_secs_f64() * 1e3
-            );
-            smoothers.push((Box::new(levels), level_notes.clone()));
-            smoothers.push((Box::new(LevelSmoother::new(gpu, &m).unwrap().use_graph(true)), level_notes));
-        }
-        // The sync-free smoother: done flags (as specified) or the value as the signal, with
-        // 64 warps per SM (full) or fewer in flight, and with batches over wide levels or not.
-        if selected("sync-free") {
-            for (signal, warps_per_sm, batched) in [
-                (Signal::DoneFlags, 64, true),
-                (Signal::DoneFlags, 16, true),
-                (Signal::Value, 64, true),
-                (Signal::Value, 64, false),
-                (Signal::Value, 16, true),
-                (Signal::Value, 8, true),
-            ] {
-                let mut smoother = SyncFreeSmoother::new(gpu, &m)
-                    .unwrap()
-                    .with_signal(signal)
-                    .with_warps_per_sm(warps_per_sm);
-                if !batched {
-                    smoother = smoother.with_batches(usize::MAX, 1);
-                }
-                let notes = format!(
-                    "signal={signal:?}, {warps_per_sm} warps per SM, rows in level order, {}",
-                    if batched { "2 rows per warp over wide levels" } else { "a row per warp" }
-                );
-                smoothers.push((Box::new(smoother), notes));
-            }
-        }
-        // Multicolor: the default (Jones-Plassmann on the GPU, a CUDA graph per sweep), the
-        // same launched kernel by kernel, and the other colorings.
-        for (method, graph) in [
-            (ColoringMethod::JonesPlassmann, true),
-            (ColoringMethod::JonesPlassmann, false),
-            (ColoringMethod::Greedy, true),
-            (ColoringMethod::JonesPlassmannRandom, true),
-        ] {
-            let label = match (method, graph) {
-                (ColoringMethod::JonesPlassmann, true) => "multicolor".to_string(),
-                (ColoringMethod::JonesPlassmann, false) => "multicolor-launches".to_string(),
-                _ => format!("multicolor-{}", method.name()),
-            };
-            if !selected(&label) {
-                continue;
-            }
-            let started = std::time::Instant::now();
-            let coloring = color(gpu, a, method).unwrap();
-            let color_ms = started.elapsed().as_secs_f64() * 1e3;
-            let started = std::time::Instant::now();
-            let order =
-                MulticolorOrder { method: Some(method), ..MulticolorOrder::new(a, coloring).unwrap() };
-            let smoother = MulticolorSmoother::new(gpu, &order).unwrap().use_graph(graph);
-            let notes = format!(
-                "colors={} ({} coloring{}: {color_ms:.0} ms; renumbering on the host and upload: {:.0} ms), \
-                 lanes per row {:?}; a different smoother",
-                order.colors(),
-                method.name(),
-                if method == ColoringMethod::Greedy { " on the host" } else { " on the GPU" },
-                started.elapsed().as_secs_f64() * 1e3,
-                smoother.widths()
-            );
-            smoothers.push((Box::new(smoother), notes));
-        }
-        if selected("cusparse-spsv") {
-            let started = std::time::Instant::now();
-            let spsv = CusparseSymgs::new(gpu, &lib, &m, a).unwrap();
-            let spsv_notes = format!("analysis {:.0} ms", started.elapsed().as_secs_f64() * 1e3);
-            smoothers.push((Box::new(spsv), spsv_notes));
-        }
-
-        for (mut smoother, extra) in smoothers {
-            let kernel = smoother.name();
-            let what = format!("{kernel} on {name}");
-            gpu.upload_into(&x0, &mut dx).unwrap();
-            let checked = smoother.sweep(gpu, &dr, &mut dx).and_then(|()| gpu.download(&dx));
-            let got = match checked {
-                Ok(got) => got,
-                Err(e) => {
-                    self.failures.push(format!("{what}: {e}"));
-                    continue;
-                }
-            };
-            let error = if smoother.exact_order() {
-                let c = compare(&got, &expect, 1e-3);
-                if let Err(e) = c.check(&what, tolerance) {
-                    self.failures.push(e.to_string());
-                    continue;
-                }
-                c.relative_error
-            } else {
-                // A different smoother: it must reduce the residual by at least half as many
-                // orders of magnitude as the sequential sweep (it is not compared entrywise).
-                let reduction = (residual_norm(a, &r, &got) / start_residual).log10();
-                let sequential = (sequential_residual / start_residual).log10();
-                if reduction.is_nan() || reduction > 0.5 * sequential {
-                    self.failures.push(format!(
-                        "{what}: residual reduced by 10^{reduction:.3}, the sequential sweep by 10^{sequential:.3}"
-                    ));
-                    continue;
-                }
-                reduction
-            };
-            // Sweeps repeat on the evolving x: their cost does not depend on its values.
-            let slow = kernel.starts_with("gpu101");
-            let (warmup, runs) = if slow { (1, 3) } else { (3, 20) };
-            let ms = gpu_median_ms(gpu, warmup, runs, || smoother.sweep(gpu, &dr, &mut dx)).unwrap();
-            let kind = if kernel.starts_with("cusparse") { "vendor" } else { "gpu" };
-            let extra = if smoother.exact_order() {
-                extra
-            } else {
-                format!("{extra}; error = log10 of the residual reduction of one sweep")
-            };
-            save(&sweep_record(&kernel, kind, ms, runs, error, &extra)).unwrap();
-            rows_of_table.push((kernel.clone(), ms));
-            if !slow {
-                let id = format!("symgs/{name}/{kernel}/f64");
-                self.criterion.bench_function(&id, |b| {
-                    b.iter_custom(|iters| gpu_iters(gpu, iters, || smoother.sweep(gpu, &dr, &mut dx)))
-                });
-            }
-        }
-
-        let ms_of = |k: &str| rows_of_table.iter().find(|(n, _)| n.starts_with(k)).map(|&(_, ms)| ms);
-        let (cpu, spsv, one_spmv) = (ms_of("cpu-serial"), ms_of("cusparse-spsv"), ms_of("spmv-csr-adaptive"));
-        self.table
-            .push(format!("\nSymGS f64, {name} ({rows} rows, {} nnz): ms per symmetric sweep", a.nnz()));
-        self.table.push(format!(
-            "{:<30} {:>10} {:>10} {:>12} {:>10}",
-            "variant", "ms", "x CPU", "x cuSPARSE", "/ SpMV"
-        ));
-        for (kernel, ms) in &rows_of_table {
-            let ratio = |base: Option<f64>| base.map_or("-".to_string(), |b| format!("{:.2}", b / ms));
-            let per_spmv = one_spmv.map_or("-".to_string(), |s| format!("{:.2}", ms / s));
-            self.table.push(format!(
-                "{kernel:<30} {ms:>10.3} {:>10} {:>12} {per_spmv:>10}",
-                ratio(cpu),
-                ratio(spsv)
-            ));
-        }
-    }
-
-    /// PCG (tolerance 1e-8) with each smoother but the GPU101 baseline (a second per sweep),
-    /// plain CG, and the CPU with the sequential sweep.
-    fn pcg(&mut self, name: &str, a: &Csr<f64>) {
-        let gpu = self.gpu;
-        let options = PcgOptions { tolerance: 1e-8, max_iterations: 1000 };
-        let b = generate::vector_1_to_5::<f64>(a.rows(), 3);
-        let zero_residual = residual_norm(a, &b, &vec![0.0; a.rows()]);
-        let record = |kernel: &str, kind: &str, time_ms: f64, iterations: usize, error: f64| Record {
-            operation: "pcg".into(),
+    let csr_bytes = (a.nnz() * 12 + (rows + 1) * 4 + 2 * rows * 8) as f64;
+    let notes = |extra: &str| format!("rows={rows} nnz={} {extra}", a.nnz()).trim_end().to_string();
+    let sweep_record =
+        |kernel: &str, kind: &str, time_ms: f64, runs: usize, error: f64, extra: &str| Record {
+            operation: "symgs".into(),
             input: name.into(),
             kernel: kernel.into(),
             kind: kind.into(),
             precision: "f64".into(),
             time_ms,
-            runs: 1,
-            flops: 0.0,
-            min_bytes: 0.0,
+            runs,
+            // Forward and backward: each nonzero multiplied and added twice; the matrix read twice.
+            flops: 4.0 * a.nnz() as f64,
+            min_bytes: 2.0 * csr_bytes,
             error,
-            notes: format!("iterations={iterations} tolerance=1e-8 rows={} nnz={}", a.rows(), a.nnz()),
+            notes: notes(extra),
         };
-        self.table.push(format!("\nPCG f64 to 1e-8, {name}, from x = 0"));
-        self.table.push(format!("{:<30} {:>10} {:>10}", "preconditioner", "iterations", "ms"));
-        if selected("cpu-serial") {
-            let mut x = vec![0.0; a.rows()];
-            match pcg_cpu(a, true, &b, &mut x, options) {
-                Ok(report) if report.converged => {
-                    let error = residual_norm(a, &b, &x) / zero_residual;
-                    save(&record("cpu-serial sweep", "cpu", report.time_ms, report.iterations, error))
-                        .unwrap();
-                    self.table.push(format!(
-                        "{:<30} {:>10} {:>10.1}",
-                        "cpu sweep (CPU)", report.iterations, report.time_ms
-                    ));
-                }
-                other => self.failures.push(format!("CPU PCG on {name}: {other:?}")),
-            }
-        }
-        let m = SymgsMatrix::upload(gpu, a).unwrap();
-        let lib = Cusparse::new(gpu).unwrap();
-        let db = gpu.upload(&b).unwrap();
-        let mut smoothers: Vec<Option<Box<dyn Smoother<f64> + '_>>> = vec![None];
-        if selected("level-schedule") {
-            smoothers.push(Some(Box::new(LevelSmoother::new(gpu, &m).unwrap())));
-            smoothers.push(Some(Box::new(LevelSmoother::new(gpu, &m).unwrap().use_graph(true))));
-        }
-        if selected("sync-free") {
-            smoothers.push(Some(Box::new(SyncFreeSmoother::new(gpu, &m).unwrap())));
-            smoothers.push(Some(Box::new(
-                SyncFreeSmoother::new(gpu, &m).unwrap().with_signal(Signal::Value).with_warps_per_sm(16),
-            )));
-        }
-        if selected("multicolor") {
-            smoothers.push(Some(Box::new(MulticolorSmoother::from_csr(gpu, a).unwrap())));
-        }
-        if selected("cusparse-spsv") {
-            smoothers.push(Some(Box::new(CusparseSymgs::new(gpu, &lib, &m, a).unwrap())));
-        }
-        for smoother in &mut smoothers {
-            let label = smoother.as_ref().map_or("none (plain CG)".to_string(), |s| s.name());
-            let mut dx = gpu.zeros::<f64>(a.rows()).unwrap();
-            // A first solve warms up (and captures the graph), the second is timed.
-            let mut solve = |dx: &mut rgla::gpu::CudaSlice<f64>| {
-                gpu.memset_zeros(dx)?;
-                pcg_gpu(gpu, &m.csr, smoother.as_deref_mut(), &db, dx, options)
+    let mut rows_of_table = Vec::new();
+    if selected("cpu-serial") {
+        let mut x = x0.clone();
+        let cpu_ms = cpu_median_ms(3, || cpu.sweep(&r, &mut x).unwrap());
+        save(&sweep_record("cpu-serial", "cpu", cpu_ms, 3, 0.0, "")).unwrap();
+        rows_of_table.push(("cpu-serial".to_string(), cpu_ms));
+    }
+
+    let m = SymgsMatrix::upload(gpu, a).unwrap();
+    let dr = gpu.upload(&r).unwrap();
+    let mut dx = gpu.upload(&x0).unwrap();
+
+    // One SpMV of the same matrix, the yardstick of the sweeps.
+    let mut y = vec![0.0; rows];
+    csr_serial(a, &x0, &mut y).unwrap();
+    let mut dy = gpu.filled(rows, f64::NAN).unwrap();
+    let warps = BlockWarps::DEFAULT;
+    let checked = spmv(gpu, &m.csr, CsrKernel::Adaptive, warps, &dx, &mut dy)
+        .and_then(|()| gpu.download(&dy))
+        .map(|got| compare(&got, &y, 1e-3));
+    match checked {
+        Ok(c) if c.passes(f64::tolerance(a.row_stats().max)) => {
+            let ms =
+                gpu_median_ms(gpu, 3, 30, || spmv(gpu, &m.csr, CsrKernel::Adaptive, warps, &dx, &mut dy))
+                    .unwrap();
+            let record = Record {
+                kernel: "spmv-csr-adaptive".into(),
+                flops: 2.0 * a.nnz() as f64,
+                min_bytes: csr_bytes,
+                runs: 30,
+                error: c.relative_error,
+                ..sweep_record("", "gpu", ms, 30, 0.0, "one SpMV, for scale")
             };
-            let report = solve(&mut dx).and_then(|_| solve(&mut dx));
-            match report {
-                Ok(report) if report.converged => {
-                    let error = residual_norm(a, &b, &gpu.download(&dx).unwrap()) / zero_residual;
-                    let kind = if label.starts_with("cusparse") { "vendor" } else { "gpu" };
-                    save(&record(&label, kind, report.time_ms, report.iterations, error)).unwrap();
-                    self.table
-                        .push(format!("{label:<30} {:>10} {:>10.1}", report.iterations, report.time_ms));
-                }
-                other => self.failures.push(format!("PCG with {label} on {name}: {other:?}")),
+            save(&record).unwrap();
+            rows_of_table.push(("spmv-csr-adaptive (one SpMV)".into(), ms));
+        }
+        Ok(c) => s.failures.push(c.check(&format!("SpMV on {name}"), 0.0).unwrap_err().to_string()),
+        Err(e) => s.failures.push(format!("SpMV on {name}: {e}")),
+    }
+
+    let lib = Cusparse::new(gpu).unwrap();
+    let tolerance = 4.0 * f64::tolerance(a.row_stats().max);
+    let mut smoothers: Vec<(Box<dyn Smoother<f64> + '_>, String)> = Vec::new();
+    if selected("gpu101-ready-done") {
+        smoothers.push((Box::new(ReadyDoneSmoother::new(gpu, &m).unwrap()), String::new()));
+    }
+    if selected("level-schedule") {
+        let started = std::time::Instant::now();
+        let levels = LevelSmoother::new(gpu, &m).unwrap();
+        let (forward, backward) = levels.level_counts();
+        let level_notes = format!(
+            "levels={forward}+{backward} (analysis on the GPU: {:.1} ms)",
+            started.elapsed().as_secs_f64() * 1e3
+        );
+        smoothers.push((Box::new(levels), level_notes.clone()));
+        smoothers.push((Box::new(LevelSmoother::new(gpu, &m).unwrap().use_graph(true)), level_notes));
+    }
+    // The sync-free smoother: done flags (as specified) or the value as the signal, with
+    // 64 warps per SM (full) or fewer in flight, and with batches over wide levels or not.
+    if selected("sync-free") {
+        for (signal, warps_per_sm, batched) in [
+            (Signal::DoneFlags, 64, true),
+            (Signal::DoneFlags, 16, true),
+            (Signal::Value, 64, true),
+            (Signal::Value, 64, false),
+            (Signal::Value, 16, true),
+            (Signal::Value, 8, true),
+        ] {
+            let mut smoother =
+                SyncFreeSmoother::new(gpu, &m).unwrap().with_signal(signal).with_warps_per_sm(warps_per_sm);
+            if !batched {
+                smoother = smoother.with_batches(usize::MAX, 1);
             }
+            let notes = format!(
+                "signal={signal:?}, {warps_per_sm} warps per SM, rows in level order, {}",
+                if batched { "2 rows per warp over wide levels" } else { "a row per warp" }
+            );
+            smoothers.push((Box::new(smoother), notes));
+        }
+    }
+    // Multicolor: the default (Jones-Plassmann on the GPU, a CUDA graph per sweep), the
+    // same launched kernel by kernel, and the other colorings.
+    for (method, graph) in [
+        (ColoringMethod::JonesPlassmann, true),
+        (ColoringMethod::JonesPlassmann, false),
+        (ColoringMethod::Greedy, true),
+        (ColoringMethod::JonesPlassmannRandom, true),
+    ] {
+        let label = match (method, graph) {
+            (ColoringMethod::JonesPlassmann, true) => "multicolor".to_string(),
+            (ColoringMethod::JonesPlassmann, false) => "multicolor-launches".to_string(),
+            _ => format!("multicolor-{}", method.name()),
+        };
+        if !selected(&label) {
+            continue;
+        }
+        let started = std::time::Instant::now();
+        let coloring = color(gpu, a, method).unwrap();
+        let color_ms = started.elapsed().as_secs_f64() * 1e3;
+        let started = std::time::Instant::now();
+        let order = MulticolorOrder { method: Some(method), ..MulticolorOrder::new(a, coloring).unwrap() };
+        let smoother = MulticolorSmoother::new(gpu, &order).unwrap().use_graph(graph);
+        let notes = format!(
+            "colors={} ({} coloring{}: {color_ms:.0} ms; renumbering on the host and upload: {:.0} ms), \
+             lanes per row {:?}; a different smoother",
+            order.colors(),
+            method.name(),
+            if method == ColoringMethod::Greedy { " on the host" } else { " on the GPU" },
+            started.elapsed().as_secs_f64() * 1e3,
+            smoother.widths()
+        );
+        smoothers.push((Box::new(smoother), notes));
+    }
+    if selected("cusparse-spsv") {
+        let started = std::time::Instant::now();
+        let spsv = CusparseSymgs::new(gpu, &lib, &m, a).unwrap();
+        let spsv_notes = format!("analysis {:.0} ms", started.elapsed().as_secs_f64() * 1e3);
+        smoothers.push((Box::new(spsv), spsv_notes));
+    }
+
+    for (mut smoother, extra) in smoothers {
+        let kernel = smoother.name();
+        let what = format!("{kernel} on {name}");
+        gpu.upload_into(&x0, &mut dx).unwrap();
+        let checked = smoother.sweep(gpu, &dr, &mut dx).and_then(|()| gpu.download(&dx));
+        let got = match checked {
+            Ok(got) => got,
+            Err(e) => {
+                s.failures.push(format!("{what}: {e}"));
+                continue;
+            }
+        };
+        let error = if smoother.exact_order() {
+            let c = compare(&got, &expect, 1e-3);
+            if let Err(e) = c.check(&what, tolerance) {
+                s.failures.push(e.to_string());
+                continue;
+            }
+            c.relative_error
+        } else {
+            // A different smoother: it must reduce the residual by at least half as many
+            // orders of magnitude as the sequential sweep (it is not compared entrywise).
+            let reduction = (residual_norm(a, &r, &got) / start_residual).log10();
+            let sequential = (sequential_residual / start_residual).log10();
+            if reduction.is_nan() || reduction > 0.5 * sequential {
+                s.failures.push(format!(
+                    "{what}: residual reduced by 10^{reduction:.3}, the sequential sweep by 10^{sequential:.3}"
+                ));
+                continue;
+            }
+            reduction
+        };
+        // Sweeps repeat on the evolving x: their cost does not depend on its values.
+        let slow = kernel.starts_with("gpu101");
+        let (warmup, runs) = if slow { (1, 3) } else { (3, 20) };
+        let ms = gpu_median_ms(gpu, warmup, runs, || smoother.sweep(gpu, &dr, &mut dx)).unwrap();
+        let kind = if kernel.starts_with("cusparse") { "vendor" } else { "gpu" };
+        let extra = if smoother.exact_order() {
+            extra
+        } else {
+            format!("{extra}; error = log10 of the residual reduction of one sweep")
+        };
+        save(&sweep_record(&kernel, kind, ms, runs, error, &extra)).unwrap();
+        rows_of_table.push((kernel.clone(), ms));
+        if !slow {
+            let id = format!("symgs/{name}/{kernel}/f64");
+            s.criterion.bench_function(&id, |b| {
+                b.iter_custom(|iters| gpu_iters(gpu, iters, || smoother.sweep(gpu, &dr, &mut dx)))
+            });
+        }
+    }
+
+    let ms_of = |k: &str| rows_of_table.iter().find(|(n, _)| n.starts_with(k)).map(|&(_, ms)| ms);
+    let (cpu, spsv, one_spmv) = (ms_of("cpu-serial"), ms_of("cusparse-spsv"), ms_of("spmv-csr-adaptive"));
+    table.push(format!("\nSymGS f64, {name} ({rows} rows, {} nnz): ms per symmetric sweep", a.nnz()));
+    table.push(format!(
+        "{:<30} {:>10} {:>10} {:>12} {:>10}",
+        "variant", "ms", "x CPU", "x cuSPARSE", "/ SpMV"
+    ));
+    for (kernel, ms) in &rows_of_table {
+        let ratio = |base: Option<f64>| base.map_or("-".to_string(), |b| format!("{:.2}", b / ms));
+        let per_spmv = one_spmv.map_or("-".to_string(), |s| format!("{:.2}", ms / s));
+        table.push(format!("{kernel:<30} {ms:>10.3} {:>10} {:>12} {per_spmv:>10}", ratio(cpu), ratio(spsv)));
+    }
+}
+
+/// PCG (tolerance 1e-8) with each smoother but the GPU101 baseline (a second per sweep),
+/// plain CG, and the CPU with the sequential sweep.
+fn pcg(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &Csr<f64>) {
+    let options = PcgOptions { tolerance: 1e-8, max_iterations: 1000 };
+    let b = generate::vector_1_to_5::<f64>(a.rows(), 3);
+    let zero_residual = residual_norm(a, &b, &vec![0.0; a.rows()]);
+    let record = |kernel: &str, kind: &str, time_ms: f64, iterations: usize, error: f64| Record {
+        operation: "pcg".into(),
+        input: name.into(),
+        kernel: kernel.into(),
+        kind: kind.into(),
+        precision: "f64".into(),
+        time_ms,
+        runs: 1,
+        flops: 0.0,
+        min_bytes: 0.0,
+        error,
+        notes: format!("iterations={iterations} tolerance=1e-8 rows={} nnz={}", a.rows(), a.nnz()),
+    };
+    table.push(format!("\nPCG f64 to 1e-8, {name}, from x = 0"));
+    table.push(format!("{:<30} {:>10} {:>10}", "preconditioner", "iterations", "ms"));
+    if selected("cpu-serial") {
+        let mut x = vec![0.0; a.rows()];
+        match pcg_cpu(a, true, &b, &mut x, options) {
+            Ok(report) if report.converged => {
+                let error = residual_norm(a, &b, &x) / zero_residual;
+                save(&record("cpu-serial sweep", "cpu", report.time_ms, report.iterations, error)).unwrap();
+                table.push(format!(
+                    "{:<30} {:>10} {:>10.1}",
+                    "cpu sweep (CPU)", report.iterations, report.time_ms
+                ));
+            }
+            other => s.failures.push(format!("CPU PCG on {name}: {other:?}")),
+        }
+    }
+    let m = SymgsMatrix::upload(gpu, a).unwrap();
+    let lib = Cusparse::new(gpu).unwrap();
+    let db = gpu.upload(&b).unwrap();
+    let mut smoothers: Vec<Option<Box<dyn Smoother<f64> + '_>>> = vec![None];
+    if selected("level-schedule") {
+        smoothers.push(Some(Box::new(LevelSmoother::new(gpu, &m).unwrap())));
+        smoothers.push(Some(Box::new(LevelSmoother::new(gpu, &m).unwrap().use_graph(true))));
+    }
+    if selected("sync-free") {
+        smoothers.push(Some(Box::new(SyncFreeSmoother::new(gpu, &m).unwrap())));
+        smoothers.push(Some(Box::new(
+            SyncFreeSmoother::new(gpu, &m).unwrap().with_signal(Signal::Value).with_warps_per_sm(16),
+        )));
+    }
+    if selected("multicolor") {
+        smoothers.push(Some(Box::new(MulticolorSmoother::from_csr(gpu, a).unwrap())));
+    }
+    if selected("cusparse-spsv") {
+        smoothers.push(Some(Box::new(CusparseSymgs::new(gpu, &lib, &m, a).unwrap())));
+    }
+    for smoother in &mut smoothers {
+        let label = smoother.as_ref().map_or("none (plain CG)".to_string(), |s| s.name());
+        let mut dx = gpu.zeros::<f64>(a.rows()).unwrap();
+        // A first solve warms up (and captures the graph), the second is timed.
+        let mut solve = |dx: &mut rgla::gpu::CudaSlice<f64>| {
+            gpu.memset_zeros(dx)?;
+            pcg_gpu(gpu, &m.csr, smoother.as_deref_mut(), &db, dx, options)
+        };
+        let report = solve(&mut dx).and_then(|_| solve(&mut dx));
+        match report {
+            Ok(report) if report.converged => {
+                let error = residual_norm(a, &b, &gpu.download(&dx).unwrap()) / zero_residual;
+                let kind = if label.starts_with("cusparse") { "vendor" } else { "gpu" };
+                save(&record(&label, kind, report.time_ms, report.iterations, error)).unwrap();
+                table.push(format!("{label:<30} {:>10} {:>10.1}", report.iterations, report.time_ms));
+            }
+            other => s.failures.push(format!("PCG with {label} on {name}: {other:?}")),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! One declaration per kernel. A kernel is a generic `unsafe fn` in the `kernels` crate marked
 //! `#[gpu::kernel(..)]`; the attribute lists the values its generic parameters take:
 //!
-//! ```ignore
+//! ```text
 //! #[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, T = f32 | f64)]
 //! pub unsafe fn vector<T: Float, const W: u32>(rows: u32, row_ptr: *const u32, /* .. */ y: *mut T)
 //! ```
@@ -58,7 +58,7 @@ pub struct Kernel {
 #[derive(Clone)]
 pub enum Generic {
     Type { name: Ident, values: Vec<Type> },
-    Const { name: Ident, ty: Type, values: Vec<ConstValue> },
+    Const { name: Ident, ty: Box<Type>, values: Vec<ConstValue> },
 }
 
 /// A const parameter's value: an integer, or an `abi::` constant (named in the entry point by
@@ -344,7 +344,7 @@ fn kernel(
     for param in &f.sig.generics.params {
         let (name, kind) = match param {
             GenericParam::Type(t) => (t.ident.clone(), None),
-            GenericParam::Const(c) => (c.ident.clone(), Some(c.ty.clone())),
+            GenericParam::Const(c) => (c.ident.clone(), Some(Box::new(c.ty.clone()))),
             GenericParam::Lifetime(_) => continue,
         };
         let a = assignments
@@ -722,26 +722,25 @@ fn launcher(k: &Kernel) -> TokenStream {
             });
             quote!((#(#pats,)*) => #entry,)
         });
-        let consts: Vec<&Generic> =
-            k.generics.iter().filter(|g| matches!(g, Generic::Const { .. })).collect();
-        let message = consts
+        // Every generic parameter and its value in the message: e.g. "W = 3 (built for 2, 4)".
+        let message = k
+            .generics
             .iter()
-            .map(|g| match g {
-                Generic::Const { name: c, values, .. } => {
-                    let list: Vec<String> = values.iter().map(ConstValue::display).collect();
-                    format!("{c} = {{}} (built for {})", list.join(", "))
-                }
-                Generic::Type { .. } => unreachable!(),
+            .map(|g| {
+                let values: Vec<String> = match g {
+                    Generic::Type { values, .. } => values.iter().map(type_string).collect(),
+                    Generic::Const { values, .. } => values.iter().map(ConstValue::display).collect(),
+                };
+                format!("{} = {{}} (built for {})", g.name(), values.join(", "))
             })
             .collect::<Vec<_>>()
             .join(", ");
-        let message = format!("{path}: {message}");
-        let args = consts.iter().map(|g| format_ident!("{}", g.name().to_string().to_lowercase()));
+        let message = format!("{path}: no entry point for {message}");
         quote! {
             let entry = match (#(#keys,)*) {
                 #(#arms)*
                 #[allow(unreachable_patterns)]
-                _ => return Err(Error::InvalidInput(format!(#message, #(#args),*))),
+                _ => return Err(Error::InvalidInput(format!(#message, #(#keys),*))),
             };
         }
     };
@@ -823,9 +822,10 @@ fn strip_links(doc: &str) -> String {
             out.push_str(inner);
             rest = after;
         } else {
-            out.push('[');
+            // Not a link (`x[i]`): escaped, so rustdoc does not take it for one.
+            out.push_str("\\[");
             out.push_str(inner);
-            out.push(']');
+            out.push_str("\\]");
             rest = after;
         }
     }
@@ -858,7 +858,10 @@ mod tests {
     use super::*;
 
     fn scan_source(source: &str) -> Result<Vec<Kernel>, String> {
-        let dir = std::env::temp_dir().join(format!("declare-test-{}-{}", std::process::id(), source.len()));
+        // A folder per call: the tests run in parallel.
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("declare-test-{}-{call}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("lib.rs"), "pub mod spmv;").unwrap();
         std::fs::write(dir.join("spmv.rs"), source).unwrap();

@@ -1,6 +1,6 @@
 //! A typed launcher for every kernel of the `kernels` crate, generated at build time from the
 //! kernel's own parameter list (its `#[gpu::kernel]` declaration), at the same module path:
-//! `kernels/src/spmv/csr.rs`'s `vector` is [`spmv::csr::vector`].
+//! `kernels/src/spmv/csr.rs`'s `vector` is [`spmv::csr::vector()`].
 //!
 //! A launcher takes where to queue (a `&Gpu` or [`Gpu::on`]), the [`Launch`] shape, the values
 //! of the kernel's const parameters, then the kernel's own arguments: a device buffer

@@ -37,7 +37,7 @@ pub fn reference<T: Scalar>(m: usize, n: usize, k: usize, a: &[T], b: &[T]) -> V
     c
 }
 
-/// The Naples report's CPU loop: C[i][j] = sum_k A[i][k] B[k][j], one element at a time.
+/// The Naples report's CPU loop: `C[i][j] = sum_k A[i][k] B[k][j]`, one element at a time.
 pub fn serial<T: Scalar>(m: usize, n: usize, k: usize, a: &[T], b: &[T], c: &mut [T]) -> Result<()> {
     check_shapes(m, n, k, a.len(), b.len(), c.len())?;
     for i in 0..m {

@@ -1,7 +1,7 @@
 //! Matrix Market I/O: the text format of the SuiteSparse collection.
 //!
 //! Reads `coordinate` files (real, integer or pattern values; general, symmetric or
-//! skew-symmetric, the last two expanded to the full matrix) into [`Coo`](crate::sparse::Coo),
+//! skew-symmetric, the last two expanded to the full matrix) into [`crate::sparse::Coo`],
 //! and `array` files (dense, column-major) into [`DenseMatrix`](crate::dense::DenseMatrix).
 //! Complex and Hermitian files are rejected. Gzip-compressed files (`.mtx.gz`) are read
 //! transparently, recognized by their first bytes. Banner keywords are case-insensitive; CRLF

@@ -19,8 +19,7 @@ pub const PANEL_WIDTHS: [usize; 2] = {
     [nb[0] as usize, nb[1] as usize]
 };
 /// The default. A panel of 128 halves the update's traffic through C, but costs more per
-/// column in the panel: on an H100, n = 8192 took 70.6 ms with 64 and 74.2 ms with 128
-/// (n = 16384: 296.5 and 295.8 ms).
+/// column in the panel; 64 was as fast or faster where measured (PERF.md).
 pub const DEFAULT_PANEL_WIDTH: usize = 64;
 const MAX_NB: usize = 128;
 const THREADS: u32 = abi::solve::BLOCKED_THREADS;
@@ -34,7 +33,7 @@ const MAX_PANEL_BLOCKS: usize = 192;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PanelExchange {
     /// A grid barrier per column (one atomic counter, one waiting thread per block): the
-    /// default, and the faster (n = 8192 on an H100: 70.6 ms against 84.5 ms with flags).
+    /// default, and the faster (PERF.md).
     Barrier,
     /// Each block raises a flag per column; one thread per block waits for each block's flag.
     Flags,

@@ -71,8 +71,8 @@ impl CsrPlan {
     }
 
     /// Lanes per row for rows of `mean` nonzeros: the power of two nearest mean / 4, so each
-    /// lane does about four products, two loads in flight at a time (measured on the H100:
-    /// narrower groups beat one product per lane), within 2..=32.
+    /// lane does about four products, two loads in flight at a time (narrower groups beat one
+    /// product per lane: PERF.md), within 2..=32.
     pub fn width_for(mean: f64) -> u32 {
         let target = (mean / 4.0).max(1.0);
         let w = 2f64.powf(target.log2().round()) as u32;

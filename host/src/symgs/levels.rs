@@ -7,12 +7,9 @@
 //! kernel's wait-on-flags scheme, then a counting sort by level) or on the host
 //! ([`levels_cpu`], the reference the GPU analysis is tested against). A sweep is one launch
 //! per level and direction; [`LevelSmoother::use_graph`] captures them in one CUDA graph (per
-//! pair of r and x buffers) and replays it on the GPU's stream.
-//!
-//! Measured on an H100, f64 (stencil27 128^3, 890 levels each way / random SPD 2 M rows, 348):
-//! 9.0 / 5.3 ms a sweep with plain launches, 5.2 / 4.5 ms from the graph (about 3 us a
-//! level). The GPU analysis takes 380 ms on the stencil (its kernel takes rows in row order,
-//! where the stencil's x-lines are chains; see `sync_free`) and 7 ms on the random matrix.
+//! pair of r and x buffers) and replays it on the GPU's stream, which saves most of the
+//! per-launch overhead (PERF.md has the figures). The GPU analysis is slow where rows in
+//! sequence form chains (its kernel takes rows in row order; see `sync_free`).
 
 use super::sync_free::{DEFAULT_TIMEOUT_NS, FULL_WARPS_PER_SM, persistent_launch, timeout_error};
 use super::{Direction, Smoother, SymgsMatrix, forward_flag, rhs_of};
@@ -189,7 +186,7 @@ pub fn levels_gpu<T: Scalar>(gpu: &Gpu, m: &SymgsMatrix<T>, direction: Direction
         sync_free::level_scatter(gpu, launch, rows, levels, &level_plus_one, &mut cursor, &mut level_rows)?;
     }
     // The scatter lists a level's rows in any order; sorted, every run hands the rows out in
-    // the same order (reproducible timings; no faster on an H100).
+    // the same order (reproducible timings).
     DeviceLevels { offsets, rows: level_rows }.to_host(gpu)?.upload(gpu)
 }
 

@@ -22,11 +22,6 @@
 //! nor its own old value). A sweep is replayed from a CUDA graph by default (the gather of r
 //! and x into color order, 2c - 1 color launches, the scatter of x back); each color's launch
 //! gives each row the lanes its color's mean row length calls for ([`CsrPlan::width_for`]).
-//!
-//! Measured on an H100, f64, against one SpMV (csr-adaptive) of the same matrix: 0.71 ms a
-//! sweep on the stencil 128^3 (2.7 SpMVs; 8 colors), 1.40 ms on the random matrix (2.6
-//! SpMVs; 16 colors; 1.66 ms with the greedy coloring's 47). The coloring takes about 0.1 s on
-//! the GPU (the greedy one 0.7 to 2.4 s on the host); renumbering and upload about 1.2 s.
 
 use rayon::prelude::*;
 

@@ -8,9 +8,8 @@
 //! report launched a block of up to 1024 threads per row: a warp per row keeps the same grid
 //! over all rows at a fraction of the idle threads). Every pass still covers every row and
 //! ends with a read-back, which is what makes this the slow baseline: passes = the number of
-//! dependency levels, twice per sweep. Measured on an H100, f64: 684 ms a sweep on the
-//! 27-point stencil 128^3 (1780 passes), three times the sequential CPU sweep (223 ms), as in
-//! the report (4.5 s against 1.2 s).
+//! dependency levels, twice per sweep: slower than the sequential CPU sweep, as in the
+//! report (PERF.md).
 
 use super::{Direction, Smoother, SymgsMatrix, forward_flag, rhs_of};
 use crate::Scalar;

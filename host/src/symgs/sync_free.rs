@@ -9,14 +9,8 @@
 //!
 //! The rows are handed out level by level (the order of the level analysis), not in row
 //! order: in row order the rows in flight (a few thousand consecutive ones) hold the stencil's
-//! chains of neighbours along x, and the sweep crawled (400 ms a sweep on the 27-point stencil
-//! 128^3 on an H100, against 7 ms on a random matrix of the same size); in level order the
-//! rows in flight are whole levels of independent rows.
-//!
-//! Measured on an H100 at 989618d, f64, ms per symmetric sweep (stencil27 128^3 / random SPD
-//! 2 M rows): done flags 4.43 / 3.91 (16 warps per SM: 7.2 / 7.4), value as the signal 2.42 /
-//! 2.11 (a row per warp: 2.42 / 2.30; 16 warps per SM: 5.1 / 5.2; 8: 9.5 / 9.8); cuSPARSE's
-//! SpSV-based sweep 4.12 / 3.18 (PERF.md).
+//! chains of neighbours along x, and the sweep crawls; in level order the rows in flight are
+//! whole levels of independent rows. PERF.md has the figures behind these choices.
 
 use super::levels::{DeviceLevels, levels_gpu};
 use super::{Direction, Smoother, SymgsMatrix, forward_flag, rhs_of};
@@ -63,10 +57,8 @@ pub(crate) fn timeout_error(what: &'static str, row: u32, timeout_ns: u64) -> Er
     }
 }
 
-/// Rows per warp in a block ticket over the wide levels (see [`TicketPlan`]). Measured on an
-/// H100 at the default width (ms per symmetric sweep, random SPD of 2 M rows, one run): 1
-/// row 2.32, 2 rows 2.20, 3 rows 2.20, 4 rows 2.33, 8 rows 2.98 (with 4 and 8, levels of at
-/// least 20 000 rows: 2.24 and 2.43).
+/// Rows per warp in a block ticket over the wide levels (see [`TicketPlan`]): 2 was the
+/// fastest batch of those measured (PERF.md).
 const WIDE_BATCH: u32 = 2;
 
 /// The rows of one direction in the order they are handed out, level by level.
@@ -74,8 +66,7 @@ struct SweepOrder<T> {
     /// Each row as `[row, first nonzero, end nonzero, 0]`.
     entries: CudaSlice<u32>,
     /// The rows' 1 / a_ii in the same order: read in sequence rather than gathered (one
-    /// scattered load fewer per row; the done-flag sweep of the random matrix 5% faster), and
-    /// no division in the kernel.
+    /// scattered load fewer per row), and no division in the kernel.
     inverse_diagonal: CudaSlice<T>,
     /// Where each level starts in the order, and the end.
     level_offsets: Vec<u32>,
@@ -196,7 +187,7 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
     }
 
     /// Hands each warp `batch` consecutive rows per ticket over the longest run of levels of
-    /// at least `wide_rows` rows (default: [`WIDE_BATCH`] rows, levels at least as wide as the
+    /// at least `wide_rows` rows (default: 2 rows, levels at least as wide as the
     /// warps in flight); `batch` 1 turns batches off. Any setting gives the same result.
     pub fn with_batches(mut self, wide_rows: usize, batch: u32) -> Self {
         self.batches = Some((wide_rows, batch.max(1)));

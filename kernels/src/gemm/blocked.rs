@@ -153,7 +153,7 @@ unsafe fn store_checked<T: Float>(row: *mut T, col: u32, n: u32, aligned: bool, 
 /// Read with `load_nc` (inline assembly), not plain loads: LLVM merged a plain load of the
 /// fourth value with the vector path's load of the same address, and the vector path then
 /// reloaded that value after its vector load, waiting on it at the top of every k-tile (a
-/// sixth of all stall cycles; 44 TFLOPS at n = 4096 on an H100 without it, 37 with it).
+/// sixth of all stall cycles: PERF.md).
 #[inline(always)]
 unsafe fn load_checked<T: Float>(p: *const T, valid: u32) -> [T; 4] {
     // SAFETY: only the first `valid` values are read; A and B are read-only in the kernel.

@@ -14,9 +14,8 @@
 //! Blocks run in a grouped order (down [`GROUP_ROWS`] tile rows, then right), so the blocks
 //! resident together share A's row panels and B's column panels in L2.
 //!
-//! The tile shape is a set of const parameters of [`pipelined`]; of the shapes measured on an
-//! H100 (128 x 128 x 16 and 4 stages, 128 x 128 x 32 and 3, 128 x 64 x 32 and 2, 64 x 64 x 16
-//! and 3 or 4) this one was the fastest at n = 4096 and 8192.
+//! The tile shape is a set of const parameters of [`pipelined`], set in `abi::gemm`: the
+//! fastest of the shapes measured (PERF.md).
 
 use crate::device::memory::{load_pair, store_pair};
 use crate::device::mma::dmma_m16n8k8;

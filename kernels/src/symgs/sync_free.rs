@@ -1,17 +1,17 @@
 //! Sync-free sweeps: one launch per sweep direction, each row waiting on the rows it depends
 //! on, instead of a launch per level. Two ways for a row to signal that it is done:
 //!
-//! - done flags (`relax_sync_free`): the finishing warp stores its value, then the row's flag
+//! - done flags (`SIGNAL` = `abi::symgs::DONE_FLAGS`): the finishing warp stores its value, then the row's flag
 //!   (the half-sweep's number, so flags need no reset) with a release store; a waiting lane
 //!   polls the flag with relaxed loads, then makes one acquire load, then reads the value
 //!   with a relaxed load (never from a stale L1 line). Polling with acquire loads instead
 //!   invalidates the SM's L1 at every poll.
-//! - the value itself (`relax_sync_free_values`): the output vector is first filled with an
+//! - the value itself (`abi::symgs::VALUE`): the output vector is first filled with an
 //!   "unset" NaN no arithmetic produces (all bits one); a waiting lane polls the value until it
 //!   is set. One location, so no fence and no second load: the shortest hand-over.
 //!
 //! Polls and the value's store are relaxed at GPU scope (`ld/st.relaxed.gpu`), not volatile
-//! (system scope): 1-2% faster sweeps on an H100.
+//! (system scope), which is faster.
 //!
 //! No deadlock, whatever the scheduling: rows are handed out through an atomic ticket in an
 //! order where every row comes after the rows it depends on, so a row only ever waits on rows
@@ -99,7 +99,7 @@ unsafe fn wait_for(
 }
 
 /// A value no arithmetic produces: the marker of a row not yet computed in
-/// [`relax_sync_free_values`] (a NaN with every bit set; the GPU's NaNs have the sign clear).
+/// the value-signalled [`sweep`] (a NaN with every bit set; the GPU's NaNs have the sign clear).
 pub trait Unset: Relaxed {
     const UNSET: Self;
     fn is_unset(self) -> bool;
@@ -218,25 +218,21 @@ impl<const SIGNAL: u32> Handover<SIGNAL> {
 /// (the host passes 32: a warp per row). Rows come in the sequence `order` (a dependency
 /// order: the host passes the rows level by level), each entry four values: the row, its
 /// first and its end nonzero, and padding: one 16-byte load gives a row and its extent, a
-/// round trip to memory fewer than reading `row_ptr` after `order` (2% faster on the random
-/// matrix of the benchmark, the same on the 27-point stencil; H100). `inverse_diagonal` holds
+/// round trip to memory fewer than reading `row_ptr` after `order`. `inverse_diagonal` holds
 /// the rows' 1 / a_ii in the same sequence, read in order rather than gathered. They come a
 /// block's worth at a time: a ticket gives each warp of the block one slot of `order`
 /// (`32 / lanes_per_row` rows), or `plan.batch` consecutive slots over the wide levels (see
 /// `abi::symgs::TicketPlan`), so one atomic serves a whole block. The ticket starts at 0 for every
 /// launch. The matrix, the right-hand side and the reciprocals are read once, with
-/// [`load_stream`], so that they leave L2 first and the gathered vector stays (6% faster on
-/// the random matrix, the same on the stencil; H100).
+/// [`load_stream`], so that they leave L2 first and the gathered vector stays.
 ///
 /// `lanes_per_row` is a launch argument rather than the constant 32 because the compiler
-/// then lays the loops out differently, and the sweep is faster: 2.55 against 2.92 ms per
-/// symmetric sweep on the 27-point stencil 128^3 on an H100, the same source otherwise.
+/// then lays the loops out differently, and the sweep is faster (same source otherwise).
 /// Fewer lanes (several rows per warp) would need the rows of a warp to share a level (a
-/// warp must never wait on itself); measured with padded orders, they were slower on the
-/// 27-nonzero rows of the benchmark matrices (3.7 ms and more), so the host does not offer it.
-/// Letting a warp's rows wait on each other instead (each group of lanes reducing on its own,
-/// which independent thread scheduling allows) was slower still: 8.2 ms with 8 lanes a row on
-/// the random matrix, as the warp runs its groups' polling loops one after another.
+/// warp must never wait on itself); with padded orders they were slower on 27-nonzero rows,
+/// so the host does not offer it. Letting a warp's rows wait on each other instead (each
+/// group of lanes reducing on its own, which independent thread scheduling allows) was slower
+/// still, as the warp runs its groups' polling loops one after another (PERF.md).
 ///
 /// No deadlock: a row depends only on rows earlier in `order`, and every warp takes its slots
 /// in order. Take the earliest row not finished: the rows before it are, so its warp has
@@ -340,9 +336,8 @@ pub unsafe fn mark_unset<T: Float + Unset>(n: u32, v: *mut T) {
 /// 1 + the highest level among the rows it depends on (0 for none), stored plus one so that
 /// 0 means "not yet known" (`level_plus_one` zeroed before the launch, like `ticket`); `depth`
 /// ends as the number of levels. Rows are taken in row order (the levels are not known yet),
-/// which is slow where rows in sequence form chains (0.38 s for both directions of the
-/// 27-point stencil 128^3 on an H100), fast elsewhere (7 ms for a random SPD matrix of 2 M
-/// rows). Launch: any number of whole warps.
+/// which is slow where rows in sequence form chains (the 27-point stencil's x-lines), fast
+/// elsewhere. Launch: any number of whole warps.
 #[gpu::kernel]
 pub unsafe fn levels(
     rows: u32,
@@ -357,7 +352,7 @@ pub unsafe fn levels(
     depth: *mut u32,
 ) {
     let forward = forward != 0;
-    // SAFETY (every access): as in `relax_sync_free`.
+    // SAFETY (every access): as in `sweep`.
     while let Some(row) = unsafe { next_row(ticket, rows, forward) } {
         let r = row as usize;
         let (start, end) = unsafe { (load_nc(row_ptr.add(r)), load_nc(row_ptr.add(r + 1))) };
