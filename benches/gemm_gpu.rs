@@ -5,11 +5,11 @@
 mod common;
 
 use common::Session;
+use rgla::Scalar;
 use rgla::bench::{Record, cpu_median_ms, gpu_iters, gpu_median_ms, quick, record_copy_bandwidth, save};
 use rgla::gemm::{self, GemmKernel, TILES};
 use rgla::vendor::cublas::{Cublas, CublasGemm};
 use rgla::verify::compare;
-use rgla::Scalar;
 
 fn main() {
     let mut session = common::Session::start();
