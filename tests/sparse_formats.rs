@@ -12,7 +12,7 @@ const HACK_SIZES: [usize; 4] = [1, 4, 5, 32];
 const LAYOUTS: [HllLayout; 2] = [HllLayout::RowMajor, HllLayout::ColumnMajor];
 
 /// Small generated matrices, one per generator.
-const SMALL_SPECS: [&str; 11] = [
+const SMALL_SPECS: [&str; 16] = [
     "stencil27:5x4x3",
     "poisson2d:9x7",
     "poisson3d:4",
@@ -24,6 +24,11 @@ const SMALL_SPECS: [&str; 11] = [
     "powerlaw:n=2000,seed=6",
     "road:n=300,window=5",
     "fem:3x3x2,dof=2",
+    "rmat:scale=9,edge_factor=8",
+    "web:n=3000,seed=2",
+    "circuit:n=2000,dense_rows=3,dense_len=300",
+    "delaunay:n=500",
+    "shuffle:stencil27:5x4x3",
 ];
 
 fn small_generated() -> Vec<(String, Csr<f64>)> {
@@ -470,12 +475,12 @@ fn random_generators_have_the_asked_structure() {
 }
 
 fn assert_diagonally_dominant(name: &str, a: &Csr<f64>) {
+    let diagonal = a.diagonal();
     for row in 0..a.rows() {
         let (cols, values) = a.row(row);
         let off_diagonal: f64 =
             cols.iter().zip(values).filter(|&(&c, _)| c as usize != row).map(|(_, v)| v.abs()).sum();
-        let diagonal = a.diagonal()[row];
-        assert!(diagonal > off_diagonal, "{name}: row {row} is not diagonally dominant");
+        assert!(diagonal[row] > off_diagonal, "{name}: row {row} is not diagonally dominant");
     }
 }
 
@@ -509,6 +514,10 @@ fn generators_depend_on_the_seed_only() {
         "powerlaw:n=20000",
         "road:n=20000",
         "banded:n=20000,bandwidth=9,nnz_per_row=4",
+        "rmat:scale=15,edge_factor=4",
+        "web:n=20000",
+        "circuit:n=20000,dense_rows=2,dense_len=500",
+        "delaunay:n=20000",
     ] {
         let spec: GenSpec = spec.parse().unwrap();
         let a: Csr<f64> = spec.generate().unwrap();
@@ -525,6 +534,14 @@ fn generators_depend_on_the_seed_only() {
             GenSpec::Banded { n, bandwidth, nnz_per_row, dominant, .. } => {
                 GenSpec::Banded { n, bandwidth, nnz_per_row, dominant, seed: 2 }
             }
+            GenSpec::Rmat { scale, edge_factor, a, b, c, .. } => {
+                GenSpec::Rmat { scale, edge_factor, a, b, c, seed: 2 }
+            }
+            GenSpec::Web { n, .. } => GenSpec::Web { n, seed: 2 },
+            GenSpec::Circuit { n, dense_rows, dense_len, .. } => {
+                GenSpec::Circuit { n, dense_rows, dense_len, seed: 2 }
+            }
+            GenSpec::Delaunay { n, .. } => GenSpec::Delaunay { n, seed: 2 },
             other => unreachable!("{other}"),
         };
         assert!(reseeded.generate::<f64>().unwrap() != a, "{spec}: another seed, another matrix");
@@ -579,6 +596,22 @@ fn gen_specs_parse_with_defaults_and_print_back() {
         ),
         ("road:n=500", GenSpec::Road { n: 500, window: 64, seed: 1 }),
         ("FEM:10x10x5,dof=6", GenSpec::Fem { nx: 10, ny: 10, nz: 5, dof: 6, seed: 1 }),
+        (
+            "rmat:scale=20,edge_factor=16",
+            GenSpec::Rmat { scale: 20, edge_factor: 16, a: 0.57, b: 0.19, c: 0.19, seed: 1 },
+        ),
+        ("web:n=1_000_000", GenSpec::Web { n: 1_000_000, seed: 1 }),
+        ("circuit:n=1000", GenSpec::Circuit { n: 1000, dense_rows: 10, dense_len: 10, seed: 1 }),
+        ("delaunay:n=100,seed=3", GenSpec::Delaunay { n: 100, seed: 3 }),
+        ("shuffle:stencil27:8", GenSpec::Shuffle(Box::new(GenSpec::Stencil27 { nx: 8, ny: 8, nz: 8 }))),
+        (
+            "shuffle:shuffle:road:n=9",
+            GenSpec::Shuffle(Box::new(GenSpec::Shuffle(Box::new(GenSpec::Road {
+                n: 9,
+                window: 64,
+                seed: 1,
+            })))),
+        ),
     ];
     for (text, expected) in cases {
         let parsed: GenSpec = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
@@ -651,4 +684,63 @@ fn large_generated_matrices_build_in_seconds() {
         println!("{spec}: {} rows, {} nonzeros in {seconds:.2} s", a.rows(), a.nnz());
         assert!(seconds < 30.0, "{spec} took {seconds:.1} s");
     }
+}
+
+#[test]
+fn irregular_generators_have_their_family_shape() {
+    // R-MAT: skewed degrees (the longest row far above the mean), every vertex renumbered.
+    let rmat: Csr<f64> = "rmat:scale=14,edge_factor=16".parse::<GenSpec>().unwrap().generate().unwrap();
+    assert_valid(&rmat);
+    let stats = rmat.row_stats();
+    assert_eq!(rmat.rows(), 1 << 14);
+    assert!(rmat.nnz() > 12 * (1 << 14) && rmat.nnz() <= 16 * (1 << 14), "duplicates merged: {}", rmat.nnz());
+    assert!(stats.max as f64 > 20.0 * stats.mean, "skew: max {} mean {}", stats.max, stats.mean);
+    assert!(rmat.row_len(0) < stats.max, "the heaviest vertex is renumbered away from row 0");
+
+    // Web: about half the rows empty, a long tail, columns in range.
+    let web: Csr<f64> = generate::web(60_000, 1).unwrap();
+    assert_valid(&web);
+    let empty = (0..web.rows()).filter(|&r| web.row_len(r) == 0).count();
+    assert!((0.45..0.65).contains(&(empty as f64 / web.rows() as f64)), "{empty} empty rows");
+    assert!(web.row_stats().max >= 1000, "a long tail: {}", web.row_stats().max);
+
+    // Circuit: short rows plus the dense rows and columns asked for, diagonally dominant.
+    let (n, k, len) = (50_000, 4, 3_000);
+    let circuit: Csr<f64> = generate::circuit(n, k, len, 1).unwrap();
+    assert_valid(&circuit);
+    let long_rows = (0..n).filter(|&r| circuit.row_len(r) > len / 2).count();
+    assert_eq!(long_rows, k);
+    let by_column = circuit.transpose();
+    let long_columns = (0..n).filter(|&c| by_column.row_len(c) > len / 2).count();
+    assert!(long_columns >= k, "{long_columns} dense columns");
+    assert_diagonally_dominant("circuit", &circuit);
+
+    // Delaunay: symmetric, about 6 neighbours a point, dominant (so SPD).
+    let mesh: Csr<f64> = generate::delaunay(20_000, 1).unwrap();
+    assert_valid(&mesh);
+    assert_same(&mesh.transpose(), &mesh, "delaunay is symmetric");
+    assert!((6.5..7.0).contains(&mesh.row_stats().mean), "mean row {}", mesh.row_stats().mean);
+    for r in 0..mesh.rows() {
+        let (cols, values) = mesh.row(r);
+        let diagonal = cols.iter().position(|&c| c as usize == r).expect("diagonal");
+        assert_eq!(values[diagonal], cols.len() as f64, "1 + degree on the diagonal");
+        assert!(values.iter().enumerate().all(|(k, &v)| k == diagonal || v == -1.0));
+    }
+}
+
+#[test]
+fn shuffle_renumbers_rows_and_columns_alike() {
+    let a: Csr<f64> = "fem:4x3x2,dof=2".parse::<GenSpec>().unwrap().generate().unwrap();
+    let p: Csr<f64> = generate::shuffle(&a, 7).unwrap();
+    assert_valid(&p);
+    assert_eq!((p.rows(), p.nnz()), (a.rows(), a.nnz()));
+    assert_same(&p.transpose(), &p, "a symmetric matrix stays symmetric");
+    // The same multiset of rows: the diagonal of each row keeps its value.
+    let mut diag_a = a.diagonal();
+    let mut diag_p = p.diagonal();
+    diag_a.sort_by(f64::total_cmp);
+    diag_p.sort_by(f64::total_cmp);
+    assert_eq!(diag_a, diag_p);
+    assert_ne!(p.col_indices(), a.col_indices(), "renumbered");
+    assert_invalid(generate::shuffle(&generate::random_uniform::<f64>(3, 4, 2, 1).unwrap(), 1), "square");
 }

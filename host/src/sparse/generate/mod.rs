@@ -6,9 +6,11 @@
 //! BSR/HLL round trips are exact) and never tiny.
 
 mod corpus;
+mod irregular;
 mod spec;
 
 pub use corpus::edge_cases;
+pub use irregular::{circuit, delaunay, rmat, shuffle, web};
 pub use spec::GenSpec;
 
 use std::ops::Range;

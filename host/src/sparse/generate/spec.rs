@@ -5,13 +5,14 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::{
-    banded, block_random, fem, poisson2d, poisson3d, power_law, random_spd, random_uniform, road, stencil27,
+    banded, block_random, circuit, delaunay, fem, poisson2d, poisson3d, power_law, random_spd,
+    random_uniform, rmat, road, shuffle, stencil27, web,
 };
 use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::sparse::Csr;
 
-const KINDS: &str = "stencil27, poisson2d, poisson3d, random, block, banded, powerlaw, road, fem";
+const KINDS: &str = "stencil27, poisson2d, poisson3d, random, block, banded, powerlaw, road, fem, rmat, web, circuit, delaunay, shuffle";
 
 /// A generated matrix, written `KIND:ARGUMENTS`. Grid kinds take their sizes first (one
 /// number for a square or cube); the others take `key=value` pairs, in any order, comma
@@ -28,6 +29,11 @@ const KINDS: &str = "stencil27, poisson2d, poisson3d, random, block, banded, pow
 /// | `powerlaw:n=N[,min_nnz=2][,max_nnz=N][,alpha=1.5][,seed=1]` | Pareto row lengths: a few very long rows |
 /// | `road:n=N[,window=64][,seed=1]` | 2 to 4 entries per row, near the diagonal |
 /// | `fem:NX[xNYxNZ][,dof=3][,seed=1]` | dof x dof blocks coupling 27 grid neighbours, SPD |
+/// | `rmat:scale=S,edge_factor=E[,a=0.57][,b=0.19][,c=0.19][,seed=1]` | Graph500 R-MAT graph, 2^S vertices renumbered at random |
+/// | `web:n=N[,seed=1]` | web-like: Zipf out-degrees, half the rows empty, local and popular links |
+/// | `circuit:n=N[,dense_rows=10][,dense_len=N/100][,seed=1]` | short rows near the diagonal plus dense rows and columns |
+/// | `delaunay:n=N[,seed=1]` | Laplacian (+ I) of a 2-D Delaunay mesh of N random points, SPD |
+/// | `shuffle:SPEC` | SPEC's matrix symmetrically renumbered at random (seed 1) |
 ///
 /// Sizes accept `_` separators (`rows=1_000_000`). `Display` writes the spec back with every
 /// key, so a parsed spec names its matrix exactly in reports.
@@ -42,6 +48,11 @@ pub enum GenSpec {
     PowerLaw { n: usize, min_nnz: usize, max_nnz: usize, alpha: f64, seed: u64 },
     Road { n: usize, window: usize, seed: u64 },
     Fem { nx: usize, ny: usize, nz: usize, dof: usize, seed: u64 },
+    Rmat { scale: u32, edge_factor: usize, a: f64, b: f64, c: f64, seed: u64 },
+    Web { n: usize, seed: u64 },
+    Circuit { n: usize, dense_rows: usize, dense_len: usize, seed: u64 },
+    Delaunay { n: usize, seed: u64 },
+    Shuffle(Box<GenSpec>),
 }
 
 impl GenSpec {
@@ -73,6 +84,11 @@ impl GenSpec {
             }
             GenSpec::Road { n, window, seed } => road(n, window, seed),
             GenSpec::Fem { nx, ny, nz, dof, seed } => fem(nx, ny, nz, dof, seed),
+            GenSpec::Rmat { scale, edge_factor, a, b, c, seed } => rmat(scale, edge_factor, a, b, c, seed),
+            GenSpec::Web { n, seed } => web(n, seed),
+            GenSpec::Circuit { n, dense_rows, dense_len, seed } => circuit(n, dense_rows, dense_len, seed),
+            GenSpec::Delaunay { n, seed } => delaunay(n, seed),
+            GenSpec::Shuffle(ref inner) => shuffle(&inner.generate()?, 1),
         }
     }
 
@@ -88,6 +104,11 @@ impl GenSpec {
             GenSpec::PowerLaw { .. } => "powerlaw",
             GenSpec::Road { .. } => "road",
             GenSpec::Fem { .. } => "fem",
+            GenSpec::Rmat { .. } => "rmat",
+            GenSpec::Web { .. } => "web",
+            GenSpec::Circuit { .. } => "circuit",
+            GenSpec::Delaunay { .. } => "delaunay",
+            GenSpec::Shuffle(_) => "shuffle",
         }
     }
 }
@@ -107,6 +128,9 @@ fn parse(spec: &str) -> std::result::Result<GenSpec, String> {
     let kind = kind.trim().to_ascii_lowercase();
     if !KINDS.split(", ").any(|known| known == kind) {
         return Err(format!("unknown kind `{kind}` (expected one of {KINDS})"));
+    }
+    if kind == "shuffle" {
+        return Ok(GenSpec::Shuffle(Box::new(parse(arguments)?)));
     }
     let takes_grid = matches!(kind.as_str(), "stencil27" | "poisson2d" | "poisson3d" | "fem");
     let mut args = Args::parse(arguments, takes_grid)?;
@@ -169,6 +193,29 @@ fn parse(spec: &str) -> std::result::Result<GenSpec, String> {
             let [nx, ny, nz] = args.grid(3)?;
             GenSpec::Fem { nx, ny, nz, dof: args.optional("dof")?.unwrap_or(3), seed: args.seed()? }
         }
+        "rmat" => {
+            let scale = args.required::<usize>("scale")?;
+            let scale = u32::try_from(scale).map_err(|_| format!("`scale={scale}`: too large"))?;
+            GenSpec::Rmat {
+                scale,
+                edge_factor: args.required("edge_factor")?,
+                a: args.optional("a")?.unwrap_or(0.57),
+                b: args.optional("b")?.unwrap_or(0.19),
+                c: args.optional("c")?.unwrap_or(0.19),
+                seed: args.seed()?,
+            }
+        }
+        "web" => GenSpec::Web { n: args.required("n")?, seed: args.seed()? },
+        "circuit" => {
+            let n = args.required("n")?;
+            GenSpec::Circuit {
+                n,
+                dense_rows: args.optional("dense_rows")?.unwrap_or(10),
+                dense_len: args.optional("dense_len")?.unwrap_or(n / 100),
+                seed: args.seed()?,
+            }
+        }
+        "delaunay" => GenSpec::Delaunay { n: args.required("n")?, seed: args.seed()? },
         other => unreachable!("kind `{other}` is in KINDS but not parsed"),
     };
     args.finish()?;
@@ -331,6 +378,14 @@ impl fmt::Display for GenSpec {
             GenSpec::Fem { nx, ny, nz, dof, seed } => {
                 write!(f, "{kind}:{nx}x{ny}x{nz},dof={dof},seed={seed}")
             }
+            GenSpec::Rmat { scale, edge_factor, a, b, c, seed } => {
+                write!(f, "{kind}:scale={scale},edge_factor={edge_factor},a={a},b={b},c={c},seed={seed}")
+            }
+            GenSpec::Web { n, seed } | GenSpec::Delaunay { n, seed } => write!(f, "{kind}:n={n},seed={seed}"),
+            GenSpec::Circuit { n, dense_rows, dense_len, seed } => {
+                write!(f, "{kind}:n={n},dense_rows={dense_rows},dense_len={dense_len},seed={seed}")
+            }
+            GenSpec::Shuffle(inner) => write!(f, "{kind}:{inner}"),
         }
     }
 }
