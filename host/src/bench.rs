@@ -21,7 +21,8 @@ pub struct Record {
     pub input: String,
     /// Our kernel's name, or the baseline's ("cusparse-alg1", "cpu-serial", ...).
     pub kernel: String,
-    /// "gpu", "vendor" or "cpu".
+    /// "gpu" (ours), "vendor", "cpu", or [`REFERENCE`]: a row measured for scale, not as a
+    /// competitor (one SpMV beside the SymGS sweeps, plain CG beside PCG).
     pub kind: String,
     pub precision: String,
     /// Median time of one run, milliseconds.
@@ -33,11 +34,31 @@ pub struct Record {
     pub min_bytes: f64,
     /// Relative error against the CPU reference.
     pub error: f64,
-    /// Extra facts about the input (rows, nnz, ...).
+    /// Extra facts about the input and the run, as words; `key=value` words are read back by
+    /// [`Record::note`]: `rows=`, `cols=`, `nnz=` (the input's size), `iterations=` (solvers,
+    /// whose `time_ms` is then the time to solution).
     pub notes: String,
 }
 
+/// The `kind` of a reference row: measured for scale beside an operation's kernels (one SpMV
+/// beside the SymGS sweeps, plain CG beside PCG), drawn as a labelled reference, and never
+/// counted as one of ours, as the best of ours, or in a headline.
+pub const REFERENCE: &str = "reference";
+
 impl Record {
+    /// Whether the row was measured for scale only (see [`REFERENCE`]).
+    pub fn is_reference(&self) -> bool {
+        self.kind == REFERENCE
+    }
+
+    /// The value of a `key=value` word of the notes: `note("nnz")` of "rows=10 nnz=28" is "28".
+    pub fn note(&self, key: &str) -> Option<&str> {
+        self.notes.split_whitespace().find_map(|w| {
+            let value = w.strip_prefix(key)?.strip_prefix('=')?;
+            Some(value.trim_end_matches([',', ';', ')']))
+        })
+    }
+
     pub fn gflops(&self) -> f64 {
         self.flops / (self.time_ms * 1e6)
     }

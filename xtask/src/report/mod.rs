@@ -3,9 +3,13 @@
 //!
 //! `cargo xtask report` writes it from results already recorded; `cargo xtask bench` after its
 //! run; on a GPU machine without Rust, `bundle/run-bench.sh` through `bundle/bin/xtask report`.
+//! A folder without records but with a report's `results.json` (the committed `reports/*`) is
+//! read from that file's rows, run and device: `cargo xtask report --results DIR --out DIR`
+//! writes such a report again with the current code.
 
 mod plots;
 mod rows;
+mod svg;
 mod tables;
 #[cfg(test)]
 mod tests;
@@ -115,11 +119,45 @@ pub struct Results {
     pub info: RunInfo,
     /// Why benches skipped the GPU, from their logs (one line per distinct reason).
     pub gpu_skipped: Vec<String>,
+    /// Whether the records came from a report's `results.json` rather than the benches' files.
+    pub from_report: bool,
+}
+
+/// The parts of a report's `results.json` that a report is written from again.
+#[derive(serde::Deserialize)]
+struct Written {
+    commit: Option<String>,
+    date: Option<String>,
+    mode: Option<String>,
+    #[serde(default)]
+    failed: Vec<String>,
+    #[serde(default)]
+    gpu_skipped: Vec<String>,
+    /// The rows: each a record with its derived figures, which are derived again.
+    rows: Vec<Record>,
 }
 
 impl Results {
     pub fn read(dir: &Path) -> Result<Results> {
-        let records = rgla::bench::load_from(dir, None).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let mut records = rgla::bench::load_from(dir, None).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let written = dir.join(RESULTS_JSON);
+        if records.is_empty() && written.is_file() {
+            let text =
+                fs::read_to_string(&written).with_context(|| format!("reading {}", written.display()))?;
+            let report: Written = serde_json::from_str(&text)
+                .with_context(|| format!("{}: not a report's results", written.display()))?;
+            records = report.rows;
+            exact_floats(&text, &mut records);
+            rows::mark_references(&mut records);
+            let info = RunInfo {
+                commit: report.commit,
+                date: report.date,
+                mode: report.mode,
+                failed: report.failed,
+            };
+            return Ok(Results { records, info, gpu_skipped: report.gpu_skipped, from_report: true });
+        }
+        rows::mark_references(&mut records);
         let mut logs: Vec<PathBuf> = fs::read_dir(dir)
             .map(|entries| {
                 entries
@@ -139,7 +177,34 @@ impl Results {
                 }
             }
         }
-        Ok(Results { records, info: RunInfo::read(dir), gpu_skipped })
+        Ok(Results { records, info: RunInfo::read(dir), gpu_skipped, from_report: false })
+    }
+}
+
+/// serde_json without its `float_roundtrip` feature may read a float one ulp off, so a report
+/// written again would change recorded digits. Every number of the text is parsed again by std
+/// (correctly rounded), keyed by how serde_json read it, and the records' figures replaced.
+fn exact_floats(text: &str, records: &mut [Record]) {
+    let mut exact: std::collections::HashMap<u64, Option<f64>> = std::collections::HashMap::new();
+    let tokens = text.split(|c: char| !(c.is_ascii_digit() || "+-.eE".contains(c)));
+    for token in tokens.filter(|t| t.contains(['.', 'e', 'E'])) {
+        let (Ok(read), Ok(correct)) = (serde_json::from_str::<f64>(token), token.parse::<f64>()) else {
+            continue;
+        };
+        if read.to_bits() != correct.to_bits() {
+            // Two numbers read alike: leave them as read.
+            let entry = exact.entry(read.to_bits()).or_insert(Some(correct));
+            if entry.is_some_and(|e| e.to_bits() != correct.to_bits()) {
+                *entry = None;
+            }
+        }
+    }
+    for r in records {
+        for value in [&mut r.time_ms, &mut r.flops, &mut r.min_bytes, &mut r.error] {
+            if let Some(Some(correct)) = exact.get(&value.to_bits()) {
+                *value = *correct;
+            }
+        }
     }
 }
 
@@ -152,7 +217,7 @@ pub struct Summary {
 /// Writes the report of the results in `results_dir` into `out`.
 pub fn write(results_dir: &Path, out: &Path) -> Result<Summary> {
     let results = Results::read(results_dir)?;
-    let has_run_info = results_dir.join(RUN_INFO).exists();
+    let has_run_info = results_dir.join(RUN_INFO).exists() || results.from_report;
     if results.records.is_empty() && results.gpu_skipped.is_empty() && !has_run_info {
         bail!("no benchmark results in {}: run `cargo xtask bench` first", results_dir.display());
     }
@@ -176,7 +241,7 @@ pub fn write(results_dir: &Path, out: &Path) -> Result<Summary> {
         headlines: &headlines,
         plots: &plots,
         criterion: criterion_sentence(&criterion_dir(results_dir), out),
-        results_dir: results_dir.display().to_string(),
+        records: records_sentence(results_dir, out, results.from_report),
     };
     let path = out.join(SUMMARY);
     fs::write(&path, tables::summary(&report))?;
@@ -185,31 +250,89 @@ pub fn write(results_dir: &Path, out: &Path) -> Result<Summary> {
     Ok(Summary { path, headline: tables::status_lines(&report) + &tables::headline(&report) })
 }
 
+/// `target` relative to the folder `from` where they are close (one inside the other, or
+/// siblings), so that a link survives copying both; None where only a machine's absolute path
+/// would do, which a report never shows.
+fn relative(target: &Path, from: &Path) -> Option<PathBuf> {
+    let normal = |p: &Path| -> Option<Vec<std::ffi::OsString>> {
+        let mut parts: Vec<std::ffi::OsString> = Vec::new();
+        for c in std::path::absolute(p).ok()?.components() {
+            match c {
+                std::path::Component::CurDir => {}
+                std::path::Component::ParentDir => {
+                    parts.pop();
+                }
+                other => parts.push(other.as_os_str().to_os_string()),
+            }
+        }
+        Some(parts)
+    };
+    let (target, from) = (normal(target)?, normal(from)?);
+    let common = target.iter().zip(&from).take_while(|(a, b)| a == b).count();
+    let ups = from.len() - common;
+    // Past the root alone, or up more than one level, the two are not kept together.
+    if common <= 1 || ups > 1 {
+        return None;
+    }
+    let mut path = PathBuf::new();
+    for _ in 0..ups {
+        path.push("..");
+    }
+    for part in &target[common..] {
+        path.push(part);
+    }
+    Some(if path.as_os_str().is_empty() { PathBuf::from(".") } else { path })
+}
+
+/// Where the records and the benches' logs are, as a sentence with a relative link.
+fn records_sentence(results: &Path, out: &Path, from_report: bool) -> String {
+    match relative(results, out) {
+        Some(p) if p == Path::new(".") && from_report => format!(
+            "This report was written again from the rows of its own [{RESULTS_JSON}]({RESULTS_JSON}) (the \
+             benches' logs are not kept with it)."
+        ),
+        Some(p) if p == Path::new(".") => "Records and the benches' logs: in this folder.".into(),
+        Some(p) => format!("Records and the benches' logs: [{}]({}).", p.display(), p.display()),
+        None => format!(
+            "Records and the benches' logs: the run's results folder (`{}`), not kept with this report.",
+            results.file_name().map_or("?".into(), |n| n.to_string_lossy())
+        ),
+    }
+}
+
 /// Where criterion's output is, as a sentence with a link (relative where the report and
-/// criterion's folder are siblings, as they are by default, so it survives a copy).
+/// criterion's folder are kept together, as they are by default, so it survives a copy).
 fn criterion_sentence(criterion: &Path, out: &Path) -> String {
-    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    let link = |target: &Path| {
-        let siblings = absolute(criterion).parent() == absolute(out).parent();
-        let relative = Path::new("..").join(criterion.file_name().unwrap_or_default());
-        let shown = if siblings { relative.join(target) } else { absolute(&criterion.join(target)) };
-        format!("[{}]({})", shown.display(), shown.display())
+    let link = |target: &str| {
+        relative(&criterion.join(target), out).map(|p| {
+            let shown = p.display().to_string();
+            format!("[{shown}]({shown})")
+        })
     };
     if criterion.join("report/index.html").exists() {
-        format!("Criterion's HTML reports: {}.", link(Path::new("report/index.html")))
+        match link("report/index.html") {
+            Some(link) => format!("Criterion's HTML reports: {link}."),
+            None => {
+                "Criterion's HTML reports: beside the run's results folder, not kept with this report.".into()
+            }
+        }
     } else if criterion.is_dir() {
-        format!(
-            "Criterion's statistics: {} (no HTML reports: the benches run criterion without plots).",
-            link(Path::new(""))
-        )
+        match link("") {
+            Some(link) => format!(
+                "Criterion's statistics: {link} (no HTML reports: the benches run criterion without plots)."
+            ),
+            None => {
+                "Criterion's statistics: beside the run's results folder, not kept with this report.".into()
+            }
+        }
     } else {
-        format!("Criterion's output: absent (looked for {}).", criterion.display())
+        "Criterion's statistics: not kept with this report.".into()
     }
 }
 
 /// The columns of results.csv: the record's fields, then the derived ones. A test checks that
 /// they are exactly the JSON rows' fields.
-const COLUMNS: [&str; 18] = [
+const COLUMNS: [&str; 20] = [
     "operation",
     "input",
     "kernel",
@@ -222,8 +345,10 @@ const COLUMNS: [&str; 18] = [
     "error",
     "notes",
     "gflops",
+    "bytes",
     "gbps",
     "percent_of_copy",
+    "iterations",
     "vendor_kernel",
     "vs_vendor",
     "vs_cpu_serial",

@@ -1,484 +1,1026 @@
-//! SVG plots, drawn with plotters' SVG backend and no font files (text is SVG `<text>`, which
-//! the viewer renders):
+//! The report's SVG plots, per operation and precision, in the order the summary shows them:
 //!
-//! - `<op>-gflops-<precision>.svg`: GFLOPS per input and kernel, with the vendor line;
-//! - `<op>-bandwidth-<precision>.svg`: effective bandwidth per input against the measured
-//!   copy bandwidth (the roofline), for memory-bound operations;
-//! - `<op>-throughput-<precision>.svg`: GFLOPS against n, for inputs named `n=<size>` (GEMM, LU).
+//! - `<op>-vs-vendor-<precision>.svg`: are we faster? The vendor's time / ours per input (log
+//!   axis, a line at 1.0) for the default kernel, the best of ours and the CPU, inputs grouped
+//!   by family; reference rows as labelled ticks;
+//! - `<op>-gflops-<precision>.svg`: every kernel per input, the default kernel, the best of
+//!   ours, the vendor and the CPU highlighted, our other kernels grey;
+//! - `<op>-bandwidth-<precision>.svg` (memory-bound operations): effective GB/s against the
+//!   measured copy bandwidth, one byte count per input, inputs that fit in the L2 apart;
+//! - `<op>-throughput-<precision>.svg` (inputs named `n=<size>`: GEMM, LU): TFLOPS against n
+//!   with the vendor line and the device's peak.
 //!
-//! Inputs lie on a categorical x axis (one slot each, names wrapped below); a legend panel
-//! on the right names every series.
+//! Inputs are rows (names on the left, with their sizes), values run left to right: long input
+//! names stay readable, and nothing joins unrelated inputs. In a row, the vendor sits above,
+//! ours in the middle, the CPU below.
 
 use std::path::Path;
 
-use anyhow::Result;
-use plotters::coord::Shift;
-use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
-use plotters::element::DashedPathElement;
-use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
+use anyhow::{Context, Result};
 
-use super::rows::{BEST_OF_OURS, Copy, Headline, MEMORY_BOUND, ROOFLINE_SHARE, Row, distinct, operations};
-use super::tables::number;
+use super::rows::{
+    BEST_OF_OURS, Copy, Family, Headline, MEMORY_BOUND, ROOFLINE_SHARE, Row, baselines, bytes, distinct,
+    fastest_of_ours, is_baseline, is_solver, operation_title, operations, ordered_inputs, precisions,
+    size_label, size_of_input,
+};
+use super::svg::{
+    BEST, CPU, DEFAULT, Entry, GREY, GRID, INK, MUTED, PEAK, REFERENCE, ROOFLINE, SMALL_SIZE, STRIPE, Scale,
+    Shape, Stroke, Svg, TEXT_SIZE, TITLE_SIZE, Text, VENDOR, WIDTH, axis_label, legend, linear_range,
+    log_range, text_width,
+};
+use super::tables::{number, percent, ratio};
 
 /// A plot written next to the summary.
 pub struct Plot {
     pub operation: String,
+    pub precision: String,
     /// The file name, relative to the report folder.
     pub file: String,
     pub title: String,
+    /// Sentences for the summary under the plot (points above the copy roofline).
+    pub notes: Vec<String>,
 }
 
-type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+/// Peak rates of the devices the report knows, dense TFLOPS, by the words of the device's
+/// name and the precision. NVIDIA H100 SXM5 (named "NVIDIA H100 80GB HBM3"): FP64 on tensor
+/// cores 67 (34 without), FP32 67 (H100 datasheet). Unknown devices get no peak line.
+const PEAKS: [(&[&str], &str, f64, &str); 4] = [
+    (&["H100", "80GB HBM3"], "f64", 67.0, "FP64 tensor-core peak"),
+    (&["H100", "SXM"], "f64", 67.0, "FP64 tensor-core peak"),
+    (&["H100", "80GB HBM3"], "f32", 67.0, "FP32 peak"),
+    (&["H100", "SXM"], "f32", 67.0, "FP32 peak"),
+];
 
-const FONT: &str = "sans-serif";
-/// Plotters writes SVG font sizes as these / 1.24: 15 is about 12 px on the page.
-const TEXT_SIZE: f64 = 15.0;
-const TITLE_SIZE: f64 = 22.0;
-const LEGEND_WIDTH: u32 = 250;
-const HEIGHT: u32 = 620;
-/// Space under the plot for input names of up to three lines.
-const X_LABEL_AREA: u32 = 70;
+/// The device's peak at a precision: (TFLOPS, what it is).
+pub fn peak_tflops(device: &str, precision: &str) -> Option<(f64, &'static str)> {
+    PEAKS
+        .iter()
+        .find(|(words, p, _, _)| *p == precision && words.iter().all(|w| device.contains(w)))
+        .map(|(_, _, tflops, what)| (*tflops, *what))
+}
+
+/// The vendor library of a kernel name, as the library spells itself.
+pub fn vendor_library(kernel: &str) -> String {
+    match kernel.split('-').next().unwrap_or(kernel) {
+        "cusparse" => "cuSPARSE".into(),
+        "cublas" => "cuBLAS".into(),
+        "cusolver" => "cuSOLVER".into(),
+        other => other.to_string(),
+    }
+}
+
+/// A vendor kernel with its library: "cuBLAS", "cuSPARSE (cusparse-spsv)".
+pub fn vendor_name(kernel: &str) -> String {
+    let library = vendor_library(kernel);
+    if library.eq_ignore_ascii_case(kernel) { library } else { format!("{library} ({kernel})") }
+}
+
+/// One operation at one precision: what the plots of a case share.
+struct Case<'a> {
+    operation: &'a str,
+    precision: &'a str,
+    rows: Vec<&'a Row>,
+    inputs: Vec<&'a str>,
+    /// The kernel highlighted as ours: the default kernel, else our best by geometric mean.
+    default: Option<&'a str>,
+    /// What `default` is, for the legend.
+    default_role: &'static str,
+    baselines: Vec<&'a str>,
+}
+
+impl<'a> Case<'a> {
+    fn find(&self, input: &str, kernel: &str) -> Option<&'a Row> {
+        self.rows.iter().copied().find(|r| r.record.input == input && r.record.kernel == kernel)
+    }
+
+    fn of_input(&self, input: &str) -> impl Iterator<Item = &'a Row> + '_ {
+        let input = input.to_string();
+        self.rows.iter().copied().filter(move |r| r.record.input == input)
+    }
+
+    fn best(&self, input: &str) -> Option<&'a Row> {
+        fastest_of_ours(&self.of_input(input).collect::<Vec<_>>()).first().copied()
+    }
+
+    fn fastest_cpu(&self, input: &str) -> Option<&'a Row> {
+        self.of_input(input)
+            .filter(|r| r.record.kind == "cpu")
+            .min_by(|a, b| a.record.time_ms.total_cmp(&b.record.time_ms))
+    }
+
+    fn vendor(&self, input: &str) -> Option<&'a Row> {
+        let kernel = self.of_input(input).find_map(|r| r.vendor_kernel.clone())?;
+        self.find(input, &kernel)
+    }
+
+    fn kernels_of_kind(&self, kind: &str) -> Vec<&'a str> {
+        distinct(self.rows.iter().filter(|r| r.record.kind == kind).map(|r| r.record.kernel.as_str()))
+    }
+
+    fn references(&self) -> Vec<&'a str> {
+        self.kernels_of_kind(rgla::bench::REFERENCE)
+    }
+
+    fn title(&self) -> String {
+        format!("{}, {}", operation_title(self.operation), self.precision)
+    }
+
+    /// "cuSPARSE (the faster of cusparse-alg1 and cusparse-alg2 on each input)".
+    fn vendor_phrase(&self) -> String {
+        match self.baselines.as_slice() {
+            [] => "the vendor".into(),
+            [one] => vendor_name(one),
+            many => {
+                format!("{} (the faster of {} on each input)", vendor_library(many[0]), many.join(" and "))
+            }
+        }
+    }
+
+    fn input_row(&self, input: &str) -> (String, Option<String>) {
+        let size = self.of_input(input).find_map(|r| size_label(&r.record));
+        (input.to_string(), size)
+    }
+}
 
 /// Every plot the rows have data for.
 pub fn draw_all(rows: &[Row], headlines: &[Headline], copy: Option<&Copy>, out: &Path) -> Result<Vec<Plot>> {
     let mut plots = Vec::new();
     for operation in operations(rows) {
         let of_op: Vec<&Row> = rows.iter().filter(|r| r.record.operation == operation).collect();
-        for precision in distinct(of_op.iter().map(|r| r.record.precision.as_str())) {
-            // Log axes: a rate of zero (a record without flops) has no place on them.
-            let case: Vec<&Row> =
-                of_op.iter().copied().filter(|r| r.record.precision == precision && r.gflops > 0.0).collect();
-            if case.is_empty() {
-                continue;
-            }
-            let plot = |kind: &str, title: String| Plot {
-                operation: operation.to_string(),
-                file: format!("{operation}-{kind}-{precision}.svg"),
-                title,
-            };
-            if case.iter().all(|r| size_of_input(&r.record.input).is_some()) {
-                let p = plot("throughput", format!("{operation} {precision}: GFLOPS against n"));
-                throughput_against_n(&case, &p.title, &out.join(&p.file))?;
-                plots.push(p);
-                continue;
-            }
-            let p = plot("gflops", format!("{operation} {precision}: GFLOPS per input and kernel"));
-            gflops_per_input(&case, &p.title, &out.join(&p.file))?;
-            plots.push(p);
+        for precision in precisions(&of_op) {
+            let case_rows: Vec<&Row> =
+                of_op.iter().copied().filter(|r| r.record.precision == precision).collect();
             let headline = headlines.iter().find(|h| h.operation == operation && h.precision == precision);
-            let has_gpu_rates = case.iter().any(|r| r.record.kind != "cpu" && r.gbps.is_some());
-            if let (true, Some(copy), true) = (MEMORY_BOUND.contains(&operation), copy, has_gpu_rates) {
-                let p = plot(
-                    "bandwidth",
-                    format!("{operation} {precision}: effective bandwidth against the copy roofline"),
-                );
-                let highlight = headline.and_then(|h| h.headline_kernel.as_deref());
-                bandwidth_per_input(&case, copy, highlight, &p.title, &out.join(&p.file))?;
-                plots.push(p);
+            let case = Case {
+                operation,
+                precision,
+                inputs: ordered_inputs(&case_rows),
+                rows: case_rows,
+                default: headline.and_then(|h| h.headline_kernel.as_deref()),
+                default_role: if headline.is_some_and(|h| h.default_kernel.is_some()) {
+                    "default kernel"
+                } else {
+                    "our best by geometric mean"
+                },
+                baselines: baselines(rows, operation, precision),
+            };
+            let mut plot = |kind: &str, title: String, (svg, notes): (String, Vec<String>)| {
+                let file = format!("{operation}-{kind}-{precision}.svg");
+                let path = out.join(&file);
+                std::fs::write(&path, svg).with_context(|| format!("writing {}", path.display()))?;
+                let (operation, precision) = (operation.to_string(), precision.to_string());
+                plots.push(Plot { operation, precision, file, title, notes });
+                Ok::<(), anyhow::Error>(())
+            };
+            let has_vendor = case.rows.iter().any(|r| r.vs_vendor.is_some() && r.record.kind != "vendor");
+            if has_vendor && !case.baselines.is_empty() {
+                let title = format!("{}: speed-up over {}", case.title(), vendor_library(case.baselines[0]));
+                let drawn = (vs_vendor(&case, &title), vec![]);
+                plot("vs-vendor", title, drawn)?;
+            }
+            let rated = case.rows.iter().any(|r| r.gflops > 0.0);
+            let sized = case.inputs.iter().all(|i| size_of_input(i).is_some());
+            if rated && sized {
+                let device = copy.map(|c| c.device.as_str()).unwrap_or_default();
+                let title = format!("{}: TFLOPS against n", case.title());
+                let drawn = (throughput(&case, &title, device), vec![]);
+                plot("throughput", title, drawn)?;
+            } else if rated {
+                let title = format!("{}: GFLOPS of every kernel, per input", case.title());
+                let drawn = (gflops(&case, &title), vec![]);
+                plot("gflops", title, drawn)?;
+            }
+            let gpu_rates = case.rows.iter().any(|r| r.record.kind != "cpu" && r.gbps.is_some());
+            if let (true, Some(copy), true) = (MEMORY_BOUND.contains(&operation), copy, gpu_rates) {
+                let title = format!("{}: effective bandwidth against the copy roofline", case.title());
+                let drawn = bandwidth(&case, &title, copy);
+                plot("bandwidth", title, drawn)?;
             }
         }
     }
     Ok(plots)
 }
 
-/// The matrix size of inputs named like `n=4096`.
-pub fn size_of_input(input: &str) -> Option<f64> {
-    input.split_whitespace().find_map(|w| w.strip_prefix("n="))?.parse().ok()
+// ---------------------------------------------------------------------------------------
+// Dot plots: a row per input, values left to right.
+
+/// A point of a row.
+struct Point {
+    value: f64,
+    /// -1 above the middle (vendor), 0 the middle (ours), 1 below (CPU).
+    lane: i32,
+    shape: Shape,
+    color: &'static str,
+    size: f64,
+    /// Written beside the point where it is off the axis.
+    off_axis_label: Option<String>,
+    /// Written beside the point (reference ticks).
+    label: Option<String>,
 }
 
-/// How a series looks.
-#[derive(Clone, Copy, PartialEq)]
-enum Mark {
-    Circle(RGBColor),
-    Triangle(RGBColor),
-    Square(RGBColor),
-    Cross(RGBColor),
-    /// A line, dashed or not, for lines that are not one kernel's points.
-    Line(RGBColor, bool),
+impl Point {
+    fn new(value: f64, lane: i32, shape: Shape, color: &'static str, size: f64) -> Point {
+        Point { value, lane, shape, color, size, off_axis_label: None, label: None }
+    }
 }
 
-impl Mark {
-    fn color(self) -> RGBColor {
-        match self {
-            Mark::Circle(c) | Mark::Triangle(c) | Mark::Square(c) | Mark::Cross(c) | Mark::Line(c, _) => c,
-        }
+struct DotRow {
+    label: String,
+    sub: Option<String>,
+    points: Vec<Point>,
+    /// Texts of the right-hand columns.
+    texts: Vec<String>,
+}
+
+struct Group {
+    label: Option<String>,
+    rows: Vec<DotRow>,
+}
+
+/// A vertical line across a panel, labelled above it.
+struct VLine {
+    at: f64,
+    color: &'static str,
+    dash: Option<&'static str>,
+    label: String,
+}
+
+struct Panel {
+    heading: Option<String>,
+    scale: Scale,
+    axis: String,
+    lines: Vec<VLine>,
+    groups: Vec<Group>,
+}
+
+struct DotPlot {
+    title: String,
+    subtitle: String,
+    legend: Vec<(&'static str, Vec<Entry>)>,
+    /// Right-hand text columns: header and colour.
+    columns: Vec<(&'static str, &'static str)>,
+    panels: Vec<Panel>,
+    notes: Vec<String>,
+}
+
+const LABEL_LEFT: f64 = 14.0;
+const PLOT_LEFT: f64 = 262.0;
+const COLUMN_WIDTH: f64 = 100.0;
+const LANE: f64 = 10.0;
+
+/// Groups the inputs by family (no heading where there is one family).
+fn grouped(inputs: &[&str], row: &dyn Fn(&str) -> DotRow) -> Vec<Group> {
+    let families = distinct(inputs.iter().map(|i| Family::of(i).label()));
+    families
+        .iter()
+        .map(|family| Group {
+            label: (families.len() > 1).then(|| family.to_string()),
+            rows: inputs.iter().filter(|i| Family::of(i).label() == *family).map(|i| row(i)).collect(),
+        })
+        .filter(|g| !g.rows.is_empty())
+        .collect()
+}
+
+impl DotPlot {
+    fn plot_right(&self) -> f64 {
+        WIDTH - 22.0 - COLUMN_WIDTH * self.columns.len() as f64
     }
 
-    /// Draws the mark centred at a pixel.
-    fn draw(self, area: &Area, (x, y): (i32, i32), size: i32) -> Result<()> {
-        let color = self.color();
-        match self {
-            Mark::Circle(_) => area.draw(&Circle::new((x, y), size, color.filled()))?,
-            Mark::Triangle(_) => area.draw(&TriangleMarker::new((x, y), size + 1, color.filled()))?,
-            Mark::Square(_) => {
-                area.draw(&Rectangle::new([(x - size, y - size), (x + size, y + size)], color.filled()))?
+    fn draw(&self) -> String {
+        let mut svg = Svg::new(WIDTH);
+        let text_width_px = WIDTH - 2.0 * LABEL_LEFT;
+        let mut y = title_and_subtitle(&mut svg, &self.title, &self.subtitle);
+        y = legend(&mut svg, y + 8.0, &self.legend);
+        let right = self.plot_right();
+        for panel in &self.panels {
+            let scale = Scale { from: PLOT_LEFT, to: right, ..panel.scale };
+            y += 6.0;
+            if let Some(heading) = &panel.heading {
+                y += 12.0;
+                svg.text((LABEL_LEFT, y), heading, Text::new(TEXT_SIZE + 1.0).bold());
+                y += 8.0;
             }
-            Mark::Cross(_) => area.draw(&Cross::new((x, y), size, color.stroke_width(2)))?,
-            Mark::Line(_, dashed) => {
-                let points = [(x - 12, y), (x + 12, y)];
-                if dashed {
-                    area.draw(&DashedPathElement::new(points, 5, 3, color.stroke_width(2)))?
-                } else {
-                    area.draw(&PathElement::new(points, color.stroke_width(2)))?
+            // Labels of the vertical lines and the column headers, above the rows.
+            if !panel.lines.is_empty() || !self.columns.is_empty() {
+                y += 18.0;
+            }
+            let mut taken: Vec<(f64, f64)> = Vec::new();
+            for line in &panel.lines {
+                let x = scale.px(line.at);
+                let w = text_width(&line.label, SMALL_SIZE);
+                let anchor = if x + w / 2.0 > right { "end" } else { "middle" };
+                let span = if anchor == "end" { (x - w, x) } else { (x - w / 2.0, x + w / 2.0) };
+                let mut row_y = y - 4.0;
+                if taken.iter().any(|(a, b)| span.0 < *b + 6.0 && span.1 > *a - 6.0) {
+                    row_y -= 14.0;
+                }
+                taken.push(span);
+                svg.text((x, row_y), &line.label, Text::new(SMALL_SIZE).anchor(anchor).color(line.color));
+            }
+            for (i, (header, color)) in self.columns.iter().enumerate() {
+                let x = right + COLUMN_WIDTH * (i as f64 + 1.0);
+                svg.text((x, y - 4.0), header, Text::new(SMALL_SIZE).anchor("end").bold().color(color));
+            }
+            let top = y;
+            let row_height =
+                if panel.groups.iter().flat_map(|g| &g.rows).any(|r| r.sub.is_some()) { 40.0 } else { 30.0 };
+            // Rows: stripes first, then grid and lines, then points.
+            let mut layout: Vec<(f64, &DotRow)> = Vec::new();
+            let mut heads: Vec<(f64, &str)> = Vec::new();
+            for group in &panel.groups {
+                if let Some(label) = &group.label {
+                    heads.push((y, label));
+                    y += 24.0;
+                }
+                for row in &group.rows {
+                    layout.push((y, row));
+                    y += row_height;
                 }
             }
+            let bottom = y;
+            for (i, (row_y, _)) in layout.iter().enumerate() {
+                if i % 2 == 0 {
+                    svg.rect(
+                        (LABEL_LEFT - 6.0, *row_y),
+                        (WIDTH - 2.0 * LABEL_LEFT + 12.0, row_height),
+                        STRIPE,
+                    );
+                }
+            }
+            for (head_y, label) in &heads {
+                svg.text((LABEL_LEFT, head_y + 17.0), label, Text::new(TEXT_SIZE).bold().color(MUTED));
+                svg.line(
+                    (LABEL_LEFT, head_y + 22.0),
+                    (WIDTH - LABEL_LEFT, head_y + 22.0),
+                    Stroke::new(GRID, 1.0),
+                );
+            }
+            let ticks = scale.ticks(9);
+            for &t in &ticks {
+                let x = scale.px(t);
+                svg.line((x, top), (x, bottom), Stroke::new(GRID, 1.0));
+            }
+            for line in &panel.lines {
+                let x = scale.px(line.at);
+                let stroke = Stroke::new(line.color, 1.8);
+                svg.line((x, top), (x, bottom), line.dash.map_or(stroke, |d| stroke.dashed(d)));
+            }
+            for (row_y, row) in &layout {
+                let centre = row_y + row_height / 2.0;
+                match &row.sub {
+                    Some(sub) => {
+                        svg.text((LABEL_LEFT, centre - 3.0), &row.label, Text::new(TEXT_SIZE));
+                        svg.text((LABEL_LEFT, centre + 12.0), sub, Text::new(SMALL_SIZE).color(MUTED));
+                    }
+                    None => svg.text((LABEL_LEFT, centre + 4.5), &row.label, Text::new(TEXT_SIZE)),
+                }
+                for point in &row.points {
+                    let y = centre + LANE * point.lane as f64;
+                    if point.value < scale.lo * (1.0 - 1e-9) {
+                        let x = PLOT_LEFT + 6.0;
+                        svg.mark(Shape::LeftArrow, (x, y), 4.0, point.color);
+                        if let Some(label) = &point.off_axis_label {
+                            svg.text(
+                                (x + 8.0, y + 4.0),
+                                label,
+                                Text::new(SMALL_SIZE - 1.0).color(point.color),
+                            );
+                        }
+                    } else if scale.contains(point.value) {
+                        let x = scale.px(point.value);
+                        svg.mark(point.shape, (x, y), point.size, point.color);
+                        if let Some(label) = &point.label {
+                            let style = Text::new(SMALL_SIZE - 1.0).color(point.color);
+                            let (lx, style) = if x + 8.0 + text_width(label, SMALL_SIZE - 1.0) > right {
+                                (x - 6.0, style.anchor("end"))
+                            } else {
+                                (x + 6.0, style)
+                            };
+                            svg.text((lx, y - 11.0), label, style);
+                        }
+                    }
+                }
+                for (i, text) in row.texts.iter().enumerate() {
+                    let x = right + COLUMN_WIDTH * (i as f64 + 1.0);
+                    let color = self.columns.get(i).map_or(INK, |c| c.1);
+                    svg.text((x, centre + 4.5), text, Text::new(TEXT_SIZE).anchor("end").color(color));
+                }
+            }
+            // The axis.
+            svg.line((PLOT_LEFT, bottom), (right, bottom), Stroke::new(MUTED, 1.0));
+            for &t in &ticks {
+                let x = scale.px(t);
+                svg.line((x, bottom), (x, bottom + 4.0), Stroke::new(MUTED, 1.0));
+                svg.text(
+                    (x, bottom + 17.0),
+                    &axis_label(t),
+                    Text::new(SMALL_SIZE).anchor("middle").color(MUTED),
+                );
+            }
+            svg.text(
+                ((PLOT_LEFT + right) / 2.0, bottom + 35.0),
+                &panel.axis,
+                Text::new(TEXT_SIZE).anchor("middle"),
+            );
+            y = bottom + 44.0;
         }
-        Ok(())
+        for note in &self.notes {
+            y = svg.paragraph((LABEL_LEFT, y + 6.0), note, text_width_px, Text::new(SMALL_SIZE).color(MUTED));
+        }
+        svg.finish(y + 10.0, &self.title)
     }
 }
 
-/// Distinct colours for our kernels (Tableau 20, dark shades first).
-const PALETTE: [RGBColor; 18] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-    RGBColor(174, 199, 232),
-    RGBColor(255, 187, 120),
-    RGBColor(152, 223, 138),
-    RGBColor(255, 152, 150),
-    RGBColor(197, 176, 213),
-    RGBColor(196, 156, 148),
-    RGBColor(247, 182, 210),
-    RGBColor(219, 219, 141),
-    RGBColor(158, 218, 229),
-];
-const VENDOR_COLORS: [RGBColor; 3] = [RGBColor(0, 0, 0), RGBColor(110, 110, 110), RGBColor(150, 40, 40)];
-const CPU_COLORS: [RGBColor; 2] = [RGBColor(120, 120, 120), RGBColor(180, 180, 180)];
-const ROOFLINE: RGBColor = RGBColor(200, 30, 30);
+/// The title, wrapped to the width, and the subtitle under it; returns the y below them.
+fn title_and_subtitle(svg: &mut Svg, title: &str, subtitle: &str) -> f64 {
+    let width = WIDTH - 2.0 * LABEL_LEFT;
+    let y = svg.paragraph((LABEL_LEFT, 26.0), title, width, Text::new(TITLE_SIZE).bold());
+    svg.paragraph((LABEL_LEFT, y - 2.0), subtitle, width, Text::new(TEXT_SIZE).color(MUTED))
+}
 
-/// Each kernel's mark: ours by family (the name's first word sets the shape, colours cycle),
-/// then the vendor's (crosses), then the CPU's (grey circles). Legend order.
-fn kernel_marks(rows: &[&Row]) -> Vec<(String, Mark)> {
-    let of_kind = |kind: &str| {
-        distinct(rows.iter().filter(|r| r.record.kind == kind).map(|r| r.record.kernel.as_str()))
+fn default_entry(case: &Case) -> Option<Entry> {
+    case.default.map(|k| Entry {
+        shape: Shape::Dot,
+        color: DEFAULT,
+        label: format!("{k} ({})", case.default_role),
+    })
+}
+
+fn best_entry() -> Entry {
+    Entry {
+        shape: Shape::HollowDiamond,
+        color: BEST,
+        label: format!("{BEST_OF_OURS} (fastest of ours on the input)"),
+    }
+}
+
+fn reference_entries(case: &Case) -> Vec<Entry> {
+    case.references()
+        .into_iter()
+        .map(|k| Entry {
+            shape: Shape::Tick,
+            color: REFERENCE,
+            label: format!("{k}: for scale, not a competitor"),
+        })
+        .collect()
+}
+
+/// The default kernel's and the best of ours's points of a row (the best as an outline, around
+/// the default's dot where they are the same kernel).
+fn ours_points(case: &Case, input: &str, value: fn(&Row) -> Option<f64>) -> Vec<Point> {
+    let mut points = Vec::new();
+    if let Some(v) = case.default.and_then(|k| case.find(input, k)).and_then(value) {
+        points.push(Point::new(v, 0, Shape::Dot, DEFAULT, 5.0));
+    }
+    if let Some(v) = case.best(input).and_then(value) {
+        points.push(Point::new(v, 0, Shape::HollowDiamond, BEST, 6.5));
+    }
+    points
+}
+
+fn reference_points(case: &Case, input: &str, value: fn(&Row) -> Option<f64>) -> Vec<Point> {
+    case.references()
+        .iter()
+        .filter_map(|k| Some((k, case.find(input, k).and_then(value)?)))
+        .map(|(k, v)| Point { label: Some(k.to_string()), ..Point::new(v, 0, Shape::Tick, REFERENCE, 6.0) })
+        .collect()
+}
+
+/// The range of the highlighted values, with 1.0 in it.
+fn ratio_scale(values: &[f64]) -> Scale {
+    let low = values.iter().copied().fold(1.0, f64::min);
+    let high = values.iter().copied().fold(1.0, f64::max);
+    let (lo, hi) = log_range(low.min(0.8), high.max(1.25));
+    Scale { lo, hi, log: true, from: 0.0, to: 1.0 }
+}
+
+fn vs_vendor(case: &Case, title: &str) -> String {
+    let inputs: Vec<&str> = case.inputs.iter().copied().filter(|i| case.vendor(i).is_some()).collect();
+    let missing: Vec<&str> = case.inputs.iter().copied().filter(|i| case.vendor(i).is_none()).collect();
+    let ratio_of = |r: &Row| r.vs_vendor;
+    let highlighted: Vec<f64> = inputs
+        .iter()
+        .flat_map(|i| {
+            let mut v: Vec<f64> = ours_points(case, i, ratio_of).iter().map(|p| p.value).collect();
+            v.extend(reference_points(case, i, ratio_of).iter().map(|p| p.value));
+            v
+        })
+        .collect();
+    let scale = ratio_scale(&highlighted);
+    let cpu_kernels = case.kernels_of_kind("cpu");
+    let row = |input: &str| {
+        let (label, sub) = case.input_row(input);
+        let mut points = reference_points(case, input, ratio_of);
+        if let Some(cpu) = case.fastest_cpu(input).and_then(|r| r.vs_vendor) {
+            let mut point = Point::new(cpu, 1, Shape::Square, CPU[0], 4.5);
+            point.off_axis_label = Some(ratio(cpu));
+            points.push(point);
+        }
+        points.extend(ours_points(case, input, ratio_of));
+        let text = |r: Option<&Row>| r.and_then(|r| r.vs_vendor).map_or("–".to_string(), ratio);
+        DotRow {
+            label,
+            sub,
+            points,
+            texts: vec![text(case.default.and_then(|k| case.find(input, k))), text(case.best(input))],
+        }
     };
-    let ours = of_kind("gpu");
-    let families = distinct(ours.iter().map(|k| k.split('-').next().unwrap_or(k)));
-    let mut marks = Vec::new();
-    for (i, kernel) in ours.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
-        let family = families.iter().position(|f| kernel.starts_with(f)).unwrap_or(0);
-        let mark = [Mark::Circle(color), Mark::Triangle(color), Mark::Square(color)][family % 3];
-        marks.push((kernel.to_string(), mark));
+    let cpu_label = match cpu_kernels.as_slice() {
+        [] => None,
+        [one] => Some(one.to_string()),
+        many => Some(format!("fastest CPU kernel ({})", many.join(", "))),
+    };
+    let mut notes = vec![];
+    if !missing.is_empty() {
+        notes.push(format!("Not shown, no vendor row: {}.", missing.join(", ")));
     }
-    for (i, kernel) in of_kind("vendor").iter().enumerate() {
-        marks.push((kernel.to_string(), Mark::Cross(VENDOR_COLORS[i % VENDOR_COLORS.len()])));
-    }
-    for (i, kernel) in of_kind("cpu").iter().enumerate() {
-        marks.push((kernel.to_string(), Mark::Circle(CPU_COLORS[i % CPU_COLORS.len()])));
-    }
-    marks
+    let vendor = case.vendor_phrase();
+    let time = if is_solver(&case.rows) { "time to solution" } else { "time" };
+    let plot = DotPlot {
+        title: title.to_string(),
+        subtitle: format!(
+            "The vendor's {time} / ours, per input (log scale): right of the 1.0 line is faster than {vendor}. \
+             Columns: the ratios of the default kernel and of the best of ours; CPU points left of the axis \
+             carry their ratio."
+        ),
+        legend: vec![
+            ("Ours", default_entry(case).into_iter().chain([best_entry()]).collect()),
+            (
+                "CPU",
+                cpu_label
+                    .map(|l| Entry { shape: Shape::Square, color: CPU[0], label: l })
+                    .into_iter()
+                    .collect(),
+            ),
+            ("Reference", reference_entries(case)),
+            (
+                "Lines",
+                vec![Entry { shape: Shape::Line, color: INK, label: "1.0: as fast as the vendor".into() }],
+            ),
+        ],
+        columns: vec![("default", DEFAULT), (BEST_OF_OURS, BEST)],
+        panels: vec![Panel {
+            heading: None,
+            scale,
+            axis: format!(
+                "{} {time} / {time} (log scale; higher is faster)",
+                vendor_library(case.baselines[0])
+            ),
+            lines: vec![VLine { at: 1.0, color: INK, dash: None, label: "1.0 = vendor".into() }],
+            groups: grouped(&inputs, &row),
+        }],
+        notes,
+    };
+    plot.draw()
 }
 
-/// A chart's canvas: the whole image, the plotting part and the legend panel.
-struct Canvas<'a> {
-    root: Area<'a>,
-    chart: Area<'a>,
-    legend: Area<'a>,
+/// Marks of the vendor's and the CPU's kernels: distinct colours and shapes.
+type Marks<'a> = Vec<(&'a str, Shape, &'static str)>;
+
+fn other_marks<'a>(case: &Case<'a>) -> (Marks<'a>, Marks<'a>) {
+    let vendor_shapes = [Shape::Cross, Shape::Plus, Shape::TriangleDown];
+    let cpu_shapes = [Shape::Square, Shape::Triangle, Shape::Diamond, Shape::TriangleDown];
+    let vendor = case
+        .kernels_of_kind("vendor")
+        .into_iter()
+        .enumerate()
+        .map(|(i, k)| (k, vendor_shapes[i % 3], VENDOR[i % VENDOR.len()]))
+        .collect();
+    let cpu = case
+        .kernels_of_kind("cpu")
+        .into_iter()
+        .enumerate()
+        .map(|(i, k)| (k, cpu_shapes[i % 4], CPU[i % CPU.len()]))
+        .collect();
+    (vendor, cpu)
 }
 
-impl<'a> Canvas<'a> {
-    /// A canvas tall enough for a legend of `series` lines.
-    fn new(path: &'a Path, plot_width: u32, series: usize, title: &str) -> Result<Canvas<'a>> {
-        let height = HEIGHT.max(90 + 20 * series as u32);
-        let root = SVGBackend::new(path, (plot_width + LEGEND_WIDTH, height)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let body = root.titled(title, (FONT, TITLE_SIZE))?;
-        let (chart, legend) = body.split_horizontally(plot_width);
-        Ok(Canvas { root, chart, legend })
-    }
-
-    /// The legend: a title, then one line per series, top down.
-    fn legend(&self, title: &str, entries: &[(String, Mark)]) -> Result<()> {
-        let bold = TextStyle::from((FONT, TEXT_SIZE).into_font().style(FontStyle::Bold))
-            .pos(Pos::new(HPos::Left, VPos::Center));
-        self.legend.draw(&Text::new(title.to_string(), (14, 30), bold))?;
-        let top = if title.is_empty() { 30 } else { 52 };
-        for (i, (label, mark)) in entries.iter().enumerate() {
-            let y = top + 20 * i as i32;
-            mark.draw(&self.legend, (24, y), 4)?;
-            let style = TextStyle::from((FONT, TEXT_SIZE)).pos(Pos::new(HPos::Left, VPos::Center));
-            self.legend.draw(&Text::new(label.clone(), (44, y), style))?;
-        }
-        Ok(())
-    }
-
-    fn finish(&self) -> Result<()> {
-        self.root.present()?;
-        Ok(())
-    }
-}
-
-/// A chart (borrowing a canvas for `'c`) with one slot per input on the x axis.
-type SlotChart<'c, 'a, Y> =
-    ChartContext<'c, SVGBackend<'a>, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>;
-
-/// Narrow enough that a report page shows the plot without shrinking its text much.
-fn slot_width(kernels: usize) -> u32 {
-    (4 * kernels as u32 + 24).max(100)
-}
-
-/// Splits a name into lines of at most `width` characters at spaces, three lines at most.
-fn wrap(name: &str, width: usize) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    for word in name.split_whitespace() {
-        match lines.last_mut() {
-            Some(line) if line.len() + 1 + word.len() <= width => *line += &format!(" {word}"),
-            _ => lines.push(word.to_string()),
-        }
-    }
-    if lines.len() > 3 {
-        let rest = lines.split_off(2).join(" ");
-        lines.push(rest);
-    }
-    lines
-}
-
-/// A log axis over whole decades around `low`..`high`, with room so that no point sits on
-/// an edge (and widened a hair, so that the end decades get their labels).
-fn decades(low: f64, high: f64) -> std::ops::Range<f64> {
-    let low = if low > 0.0 { low } else { high / 1e3 };
-    let bottom = (low / 1.2).log10().floor();
-    let top = (high * 1.2).log10().ceil().max(bottom + 1.0);
-    10f64.powf(bottom) * 0.999..10f64.powf(top) * 1.001
-}
-
-/// An axis label: 0.1, 1, 10, 2500 (no trailing zeros).
-fn axis_label(v: &f64) -> String {
-    let text = number(*v);
-    if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_string() } else { text }
-}
-
-/// The row of `kernel` on `input`.
-fn find<'r>(rows: &[&'r Row], input: &str, kernel: &str) -> Option<&'r Row> {
-    rows.iter().copied().find(|r| r.record.input == input && r.record.kernel == kernel)
-}
-
-/// The vendor row that `input`'s rows are compared with (the fastest baseline).
-fn vendor_row<'r>(rows: &[&'r Row], input: &str) -> Option<&'r Row> {
-    let vendor = rows.iter().find(|r| r.record.input == input)?.vendor_kernel.as_deref()?;
-    find(rows, input, vendor)
-}
-
-/// The fastest of `rows` on `input`.
-fn fastest<'r>(rows: &[&'r Row], input: &str) -> Option<&'r Row> {
-    rows.iter()
-        .copied()
-        .filter(|r| r.record.input == input)
-        .min_by(|a, b| a.record.time_ms.total_cmp(&b.record.time_ms))
-}
-
-/// A figure of the row `pick` chooses on each input, at the input's slot.
-fn per_input<'r>(
-    inputs: &[&str],
-    pick: impl Fn(&str) -> Option<&'r Row>,
-    figure: fn(&Row) -> Option<f64>,
-) -> Vec<(f64, f64)> {
-    inputs.iter().enumerate().filter_map(|(i, input)| Some((i as f64, figure(pick(input)?)?))).collect()
-}
-
-/// Where the `j`th of `m` kernels sits in its slot: each keeps its place in every slot, so
-/// the eye can follow it.
-fn slot_offset(j: usize, m: usize) -> f64 {
-    -0.4 + 0.8 * (j as f64 + 0.5) / m as f64
-}
-
-/// A chart with one slot per input on the x axis and `y` up: its mesh, the slot separators
-/// and the input names (wrapped to the slot) under it.
-fn slot_chart<'c, 'a, Y>(
-    canvas: &'c Canvas<'a>,
-    inputs: &[&str],
-    slot: u32,
-    y: Y,
-    y_desc: &str,
-) -> Result<SlotChart<'c, 'a, Y::CoordDescType>>
-where
-    Y: AsRangedCoord<Value = f64>,
-    Y::CoordDescType: ValueFormatter<f64>,
-{
-    let mut chart = ChartBuilder::on(&canvas.chart)
-        .margin(15)
-        .x_label_area_size(X_LABEL_AREA)
-        .y_label_area_size(70)
-        .build_cartesian_2d(-0.5..inputs.len() as f64 - 0.5, y)?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(0)
-        .x_label_formatter(&|_| String::new())
-        .y_desc(y_desc)
-        .y_label_formatter(&axis_label)
-        .label_style((FONT, TEXT_SIZE))
-        .axis_desc_style((FONT, TEXT_SIZE))
-        .max_light_lines(4)
-        .draw()?;
-    let (y_low, y_high) = (chart.y_range().start, chart.y_range().end);
-    for i in 1..inputs.len() {
-        let x = i as f64 - 0.5;
-        chart.plotting_area().draw(&PathElement::new([(x, y_low), (x, y_high)], RGBColor(225, 225, 225)))?;
-    }
-    let style = TextStyle::from((FONT, TEXT_SIZE)).pos(Pos::new(HPos::Center, VPos::Top));
-    for (i, input) in inputs.iter().enumerate() {
-        let (x, y) = chart.backend_coord(&(i as f64, y_low));
-        for (line, text) in wrap(input, (slot / 8).max(8) as usize).into_iter().enumerate() {
-            canvas.root.draw(&Text::new(text, (x, y + 8 + 15 * line as i32), style.clone()))?;
-        }
-    }
-    Ok(chart)
-}
-
-fn gflops_per_input(rows: &[&Row], title: &str, path: &Path) -> Result<()> {
-    let inputs = distinct(rows.iter().map(|r| r.record.input.as_str()));
-    let marks = kernel_marks(rows);
-    let slot = slot_width(marks.len());
-    let canvas = Canvas::new(path, 100 + slot * inputs.len() as u32, marks.len() + 1, title)?;
-    let low = rows.iter().map(|r| r.gflops).fold(f64::MAX, f64::min);
-    let high = rows.iter().map(|r| r.gflops).fold(0.0, f64::max);
-    let y = decades(low, high).log_scale();
-    let mut chart = slot_chart(&canvas, &inputs, slot, y, "GFLOPS (log scale, higher is better)")?;
-
-    let vendor = per_input(&inputs, |input| vendor_row(rows, input), |r| Some(r.gflops));
-    chart.draw_series(LineSeries::new(vendor.iter().copied(), BLACK.stroke_width(1)))?;
-    for &(x, y) in &vendor {
-        chart.draw_series(LineSeries::new([(x - 0.45, y), (x + 0.45, y)], BLACK.stroke_width(2)))?;
-    }
-    for (j, (kernel, mark)) in marks.iter().enumerate() {
-        for (i, input) in inputs.iter().enumerate() {
-            if let Some(row) = find(rows, input, kernel) {
-                let at = (i as f64 + slot_offset(j, marks.len()), row.gflops);
-                mark.draw(&canvas.root, chart.backend_coord(&at), 4)?;
+fn gflops(case: &Case, title: &str) -> String {
+    let (vendor, cpu) = other_marks(case);
+    let rate = |r: &Row| (r.gflops > 0.0).then_some(r.gflops);
+    let row = |input: &str| {
+        let (label, sub) = case.input_row(input);
+        let mut points: Vec<Point> = case
+            .of_input(input)
+            .filter(|r| r.is_ours() && Some(r.record.kernel.as_str()) != case.default)
+            .filter_map(rate)
+            .map(|v| Point::new(v, 0, Shape::Dot, GREY, 3.0))
+            .collect();
+        let others = vendor.iter().map(|m| (m, -1)).chain(cpu.iter().map(|m| (m, 1)));
+        for (&(name, shape, color), lane) in others {
+            if let Some(v) = case.find(input, name).and_then(rate) {
+                points.push(Point::new(v, lane, shape, color, 4.5));
             }
         }
+        points.extend(reference_points(case, input, rate));
+        points.extend(ours_points(case, input, rate));
+        DotRow { label, sub, points, texts: vec![] }
+    };
+    // The axis spans the highlighted kernels; our other kernels below it sit at its left end.
+    let highlighted: Vec<f64> = case
+        .rows
+        .iter()
+        .filter(|r| !r.is_ours() || Some(r.record.kernel.as_str()) == case.default)
+        .filter_map(|r| rate(r))
+        .chain(case.inputs.iter().filter_map(|i| case.best(i).and_then(rate)))
+        .collect();
+    let ours_all: Vec<f64> = case.rows.iter().filter(|r| r.is_ours()).filter_map(|r| rate(r)).collect();
+    let low = highlighted.iter().copied().fold(f64::MAX, f64::min);
+    let high = highlighted.iter().chain(&ours_all).copied().fold(0.0, f64::max);
+    let (lo, hi) = log_range(low, high);
+    let below = ours_all.iter().filter(|v| **v < lo).count();
+    let mut ours = default_entry(case).into_iter().collect::<Vec<_>>();
+    ours.push(best_entry());
+    ours.push(Entry { shape: Shape::Dot, color: GREY, label: "our other kernels".into() });
+    if below > 0 {
+        ours.push(Entry { shape: Shape::LeftArrow, color: GREY, label: "off the axis, slower".into() });
     }
-    let mut legend = marks;
-    if !vendor.is_empty() {
-        legend.push(("line: fastest vendor baseline".to_string(), Mark::Line(BLACK, false)));
-    }
-    canvas.legend("in each slot, left to right:", &legend)?;
-    canvas.finish()
+    let label_of = |k: &str| {
+        if case.baselines.contains(&k) || case.baselines.is_empty() || is_baseline(case.operation, k) {
+            k.to_string()
+        } else {
+            format!("{k} (not compared with)")
+        }
+    };
+    let plot = DotPlot {
+        title: title.to_string(),
+        subtitle: "Useful floating-point operations / time (log scale; right is faster). In each row the \
+                   vendor's kernels sit above the middle line, ours on it, the CPU's below."
+            .into(),
+        legend: vec![
+            ("Ours", ours),
+            (
+                "Vendor",
+                vendor
+                    .iter()
+                    .map(|(k, shape, color)| Entry { shape: *shape, color, label: label_of(k) })
+                    .collect(),
+            ),
+            (
+                "CPU",
+                cpu.iter()
+                    .map(|(k, shape, color)| Entry { shape: *shape, color, label: k.to_string() })
+                    .collect(),
+            ),
+            ("Reference", reference_entries(case)),
+        ],
+        columns: vec![],
+        panels: vec![Panel {
+            heading: None,
+            scale: Scale { lo, hi, log: true, from: 0.0, to: 1.0 },
+            axis: "GFLOPS (log scale)".into(),
+            lines: vec![],
+            groups: grouped(&case.inputs, &row),
+        }],
+        notes: vec![],
+    };
+    plot.draw()
 }
 
-fn bandwidth_per_input(
-    rows: &[&Row],
-    copy: &Copy,
-    highlight: Option<&str>,
-    title: &str,
-    path: &Path,
-) -> Result<()> {
-    let inputs = distinct(rows.iter().map(|r| r.record.input.as_str()));
-    let ours: Vec<&Row> = rows.iter().copied().filter(|r| r.record.kind == "gpu").collect();
-    let kernels = distinct(ours.iter().map(|r| r.record.kernel.as_str()));
-    let slot = slot_width(kernels.len());
-    let canvas = Canvas::new(path, 100 + slot * inputs.len() as u32, 6, title)?;
-    let high = rows.iter().filter_map(|r| r.gbps).fold(copy.gbps, f64::max) * 1.12;
-    let mut chart =
-        slot_chart(&canvas, &inputs, slot, 0.0..high, "effective GB/s (minimum bytes moved / time)")?;
-
-    // The roofline and the share that counts as reaching it.
-    let (left, right) = (-0.5, inputs.len() as f64 - 0.5);
-    let share = copy.gbps * ROOFLINE_SHARE;
-    chart.draw_series(LineSeries::new([(left, copy.gbps), (right, copy.gbps)], ROOFLINE.stroke_width(2)))?;
-    chart.draw_series(DashedLineSeries::new(
-        [(left, share), (right, share)],
-        6,
-        4,
-        ROOFLINE.stroke_width(1),
-    ))?;
-
-    // Every kernel of ours as a faint dot, at its place in the slot.
-    let faint = Mark::Circle(RGBColor(200, 200, 200));
-    for (j, kernel) in kernels.iter().enumerate() {
-        for (i, input) in inputs.iter().enumerate() {
-            if let Some(gbps) = find(&ours, input, kernel).and_then(|r| r.gbps) {
-                let at = (i as f64 + slot_offset(j, kernels.len()), gbps);
-                faint.draw(&canvas.root, chart.backend_coord(&at), 3)?;
-            }
-        }
-    }
-    // Then the lines that tell the story: the vendor, the best of ours, the headline kernel.
+fn bandwidth(case: &Case, title: &str, copy: &Copy) -> (String, Vec<String>) {
     let gbps = |r: &Row| r.gbps;
-    let vendor = per_input(&inputs, |input| vendor_row(rows, input), gbps);
-    let best = per_input(&inputs, |input| fastest(&ours, input), gbps);
-    let mut series = vec![
-        ("fastest vendor baseline".to_string(), Mark::Cross(BLACK), vendor),
-        (format!("{BEST_OF_OURS} (fastest per input)"), Mark::Triangle(PALETTE[1]), best),
-    ];
-    if let Some(kernel) = highlight {
-        series.push((
-            kernel.to_string(),
-            Mark::Circle(PALETTE[0]),
-            per_input(&inputs, |input| find(&ours, input, kernel), gbps),
-        ));
-    }
-    for (_, mark, points) in &series {
-        chart.draw_series(LineSeries::new(points.iter().copied(), mark.color().stroke_width(1)))?;
-        for point in points {
-            mark.draw(&canvas.root, chart.backend_coord(point), 5)?;
+    // The bytes of an input: its vendor row's, else any GPU row's (one count per input).
+    let input_bytes = |input: &str| {
+        case.vendor(input)
+            .and_then(|r| r.bytes)
+            .or_else(|| case.of_input(input).filter(|r| r.is_ours()).find_map(|r| r.bytes))
+    };
+    let gpu_inputs: Vec<&str> = case
+        .inputs
+        .iter()
+        .copied()
+        .filter(|i| case.of_input(i).any(|r| r.record.kind != "cpu" && r.gbps.is_some()))
+        .collect();
+    let fits = |input: &str| copy.l2_bytes.zip(input_bytes(input)).is_some_and(|(l2, b)| b < l2);
+    let (small, large): (Vec<&str>, Vec<&str>) = gpu_inputs.iter().partition(|i| fits(i));
+
+    let mut notes = Vec::new();
+    let mut above: Vec<(String, String)> = Vec::new();
+    let row = |input: &str| {
+        let (label, sub) = case.input_row(input);
+        let sub = match (sub, input_bytes(input)) {
+            (Some(s), Some(b)) => Some(format!("{s}; {}", bytes(b))),
+            (None, Some(b)) => Some(bytes(b)),
+            (s, None) => s,
+        };
+        let mut points: Vec<Point> = case
+            .of_input(input)
+            .filter(|r| r.is_ours() && Some(r.record.kernel.as_str()) != case.default)
+            .filter_map(gbps)
+            .map(|v| Point::new(v, 0, Shape::Dot, GREY, 3.0))
+            .collect();
+        if let Some(v) = case.vendor(input).and_then(gbps) {
+            points.push(Point::new(v, -1, Shape::Cross, VENDOR[0], 4.5));
+        }
+        points.extend(reference_points(case, input, gbps));
+        points.extend(ours_points(case, input, gbps));
+        for r in case.of_input(input).filter(|r| r.record.kind != "cpu") {
+            if let Some(v) = r.gbps.filter(|v| *v > copy.gbps) {
+                points.push(Point::new(v, 0, Shape::HollowDiamond, ROOFLINE, 9.0));
+            }
+        }
+        let share = case
+            .default
+            .and_then(|k| case.find(input, k))
+            .and_then(|r| r.percent_of_copy)
+            .map_or("–".to_string(), percent);
+        DotRow { label, sub, points, texts: vec![share] }
+    };
+    for input in &gpu_inputs {
+        for r in case.of_input(input).filter(|r| r.record.kind != "cpu") {
+            let Some(v) = r.gbps.filter(|v| *v > copy.gbps) else { continue };
+            let share = percent(100.0 * v / copy.gbps);
+            // The format's own count, where it moves fewer bytes than the CSR minimum.
+            let own = r.record.min_bytes;
+            let own_share = 100.0 * own / (r.record.time_ms * 1e6) / copy.gbps;
+            let why = match (input_bytes(input), copy.l2_bytes) {
+                (Some(b), _) if own > 0.0 && own < b && own_share <= 100.0 => format!(
+                    "explained: its format moves fewer bytes than the CSR minimum ({} against {}), {} of \
+                     copy by its own count",
+                    bytes(own),
+                    bytes(b),
+                    percent(own_share)
+                ),
+                (Some(b), Some(l2)) if b < l2 => format!(
+                    "explained: the input's {} fit in the {} L2, which serves repeated reads faster than DRAM",
+                    bytes(b),
+                    bytes(l2)
+                ),
+                (Some(b), _) => format!(
+                    "FLAGGED: the input's {} do not fit in the L2, so the byte count or the timing is suspect",
+                    bytes(b)
+                ),
+                _ => "FLAGGED: no byte count to check".into(),
+            };
+            above.push((
+                format!("{} on {input}", r.record.kernel),
+                format!("{} GB/s, {share} of copy: {why}", number(v)),
+            ));
         }
     }
-    let roof_label =
-        TextStyle::from((FONT, TEXT_SIZE)).color(&ROOFLINE).pos(Pos::new(HPos::Left, VPos::Bottom));
-    let (x, y) = chart.backend_coord(&(left, copy.gbps));
-    canvas.root.draw(&Text::new(format!("copy {} GB/s", number(copy.gbps)), (x + 6, y - 3), roof_label))?;
+    if !above.is_empty() {
+        let list: Vec<String> = above.iter().map(|(who, what)| format!("{who}: {what}")).collect();
+        notes.push(format!("Above the copy roofline (red outline): {}.", list.join("; ")));
+    }
 
-    let mut legend: Vec<(String, Mark)> = series.into_iter().map(|(label, mark, _)| (label, mark)).collect();
-    legend.push(("other kernels of ours".to_string(), faint));
-    legend.push(("device-to-device copy".to_string(), Mark::Line(ROOFLINE, false)));
-    legend.push((format!("{:.0}% of copy", 100.0 * ROOFLINE_SHARE), Mark::Line(ROOFLINE, true)));
-    canvas.legend("", &legend)?;
-    canvas.finish()
+    let copy_lines = |share: bool| {
+        let mut lines = vec![VLine {
+            at: copy.gbps,
+            color: ROOFLINE,
+            dash: None,
+            label: format!("copy {} GB/s", number(copy.gbps)),
+        }];
+        if share {
+            lines.push(VLine {
+                at: copy.gbps * ROOFLINE_SHARE,
+                color: ROOFLINE,
+                dash: Some("6 4"),
+                label: format!("{:.0}%", 100.0 * ROOFLINE_SHARE),
+            });
+        }
+        lines
+    };
+    let high =
+        case.rows.iter().filter(|r| r.record.kind != "cpu").filter_map(|r| r.gbps).fold(copy.gbps, f64::max);
+    let mut panels = Vec::new();
+    if !large.is_empty() {
+        let (lo, hi) = linear_range(high * 1.04);
+        panels.push(Panel {
+            heading: (!small.is_empty())
+                .then(|| format!("Inputs larger than the {} L2", copy.l2_bytes.map_or(String::new(), bytes))),
+            scale: Scale { lo, hi, log: false, from: 0.0, to: 1.0 },
+            axis: "effective GB/s (higher is faster)".into(),
+            lines: copy_lines(true),
+            groups: grouped(&large, &row),
+        });
+    }
+    if !small.is_empty() {
+        // From the highlighted points: our other kernels below sit at the axis's left end.
+        let low = small
+            .iter()
+            .flat_map(|i| {
+                let mut rows: Vec<&Row> = case.of_input(i).filter(|r| !r.is_ours()).collect();
+                rows.extend(case.best(i));
+                rows.extend(case.default.and_then(|k| case.find(i, k)));
+                rows.into_iter().filter(|r| r.record.kind != "cpu").filter_map(|r| r.gbps).collect::<Vec<_>>()
+            })
+            .fold(f64::MAX, f64::min);
+        let (lo, hi) = log_range(low, high);
+        panels.push(Panel {
+            heading: Some(format!(
+                "Inputs that fit in the {} L2 (log scale): bound by launch latency, not by DRAM",
+                copy.l2_bytes.map_or(String::new(), bytes)
+            )),
+            scale: Scale { lo, hi, log: true, from: 0.0, to: 1.0 },
+            axis: "effective GB/s (log scale)".into(),
+            lines: copy_lines(false),
+            groups: grouped(&small, &row),
+        });
+    }
+    let what = if case.operation == "spmv" {
+        "the input's CSR minimum bytes (values and column indices, row pointers, x and y once; the same \
+         count for every format, so a faster kernel is always further right)"
+    } else {
+        "the bytes a run must move at least"
+    };
+    let mut ours = default_entry(case).into_iter().collect::<Vec<_>>();
+    ours.push(best_entry());
+    ours.push(Entry { shape: Shape::Dot, color: GREY, label: "our other kernels".into() });
+    let plot = DotPlot {
+        title: title.to_string(),
+        subtitle: format!(
+            "GB/s = {what} / time. Red line: the measured device-to-device copy; dashed: {:.0}% of it. \
+             Column: the default kernel's share of the copy bandwidth.",
+            100.0 * ROOFLINE_SHARE
+        ),
+        legend: vec![
+            ("Ours", ours),
+            (
+                "Vendor",
+                vec![Entry {
+                    shape: Shape::Cross,
+                    color: VENDOR[0],
+                    label: match case.baselines.as_slice() {
+                        [one] => one.to_string(),
+                        many => format!("the faster of {} on each input", many.join(" and ")),
+                    },
+                }],
+            ),
+            ("Reference", reference_entries(case)),
+        ],
+        columns: vec![("% of copy", DEFAULT)],
+        panels,
+        notes: notes.clone(),
+    };
+    (plot.draw(), notes)
 }
 
-fn throughput_against_n(rows: &[&Row], title: &str, path: &Path) -> Result<()> {
-    let marks = kernel_marks(rows);
-    let sizes: Vec<f64> = rows.iter().filter_map(|r| size_of_input(&r.record.input)).collect();
-    let (n_low, n_high) =
-        (sizes.iter().copied().fold(f64::MAX, f64::min), sizes.iter().copied().fold(0.0, f64::max));
-    let low = rows.iter().map(|r| r.gflops).fold(f64::MAX, f64::min);
-    let high = rows.iter().map(|r| r.gflops).fold(0.0, f64::max);
-    let canvas = Canvas::new(path, 760, marks.len(), title)?;
-    let mut chart = ChartBuilder::on(&canvas.chart)
-        .margin(15)
-        .x_label_area_size(50)
-        .y_label_area_size(70)
-        .build_cartesian_2d(
-            (n_low / 1.5..n_high * 1.5).log_scale().base(2.0),
-            decades(low, high).log_scale(),
-        )?;
-    chart
-        .configure_mesh()
-        .x_desc("n (log scale)")
-        .x_max_light_lines(0)
-        .y_desc("GFLOPS (log scale, higher is better)")
-        .x_label_formatter(&|v| format!("{v:.0}"))
-        .y_label_formatter(&axis_label)
-        .label_style((FONT, TEXT_SIZE))
-        .axis_desc_style((FONT, TEXT_SIZE))
-        .draw()?;
-    for (kernel, mark) in &marks {
-        let mut points: Vec<(f64, f64)> = rows
+// ---------------------------------------------------------------------------------------
+// Dense operations: TFLOPS against n.
+
+fn throughput(case: &Case, title: &str, device: &str) -> String {
+    let mut svg = Svg::new(WIDTH);
+    let (left, right) = (78.0, WIDTH - 200.0);
+    let subtitle = "Useful floating-point operations / time (higher is faster), square matrices of order n; \
+                    ticks at the measured n. The vendor's line is dashed.";
+    let mut y = title_and_subtitle(&mut svg, title, subtitle);
+    let tflops = |r: &Row| r.gflops / 1e3;
+    let series_of = |kernel: &str| -> Vec<(f64, f64)> {
+        let mut points: Vec<(f64, f64)> = case
+            .rows
             .iter()
-            .filter(|r| &r.record.kernel == kernel)
-            .filter_map(|r| Some((size_of_input(&r.record.input)?, r.gflops)))
+            .filter(|r| r.record.kernel == kernel && r.gflops > 0.0)
+            .filter_map(|r| Some((size_of_input(&r.record.input)?, tflops(r))))
             .collect();
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let style = mark.color().stroke_width(2);
-        if matches!(mark, Mark::Cross(_)) {
-            chart.draw_series(DashedLineSeries::new(points.iter().copied(), 6, 4, style))?;
-        } else {
-            chart.draw_series(LineSeries::new(points.iter().copied(), style))?;
-        }
-        for point in &points {
-            mark.draw(&canvas.root, chart.backend_coord(point), 4)?;
+        points
+    };
+    let (vendor, cpu) = other_marks(case);
+    let ours: Vec<&str> = case.kernels_of_kind("gpu");
+    let best: Vec<(f64, f64)> =
+        case.inputs.iter().filter_map(|i| Some((size_of_input(i)?, tflops(case.best(i)?)))).collect();
+    let high = case.rows.iter().map(|r| tflops(r)).fold(0.0, f64::max);
+    let peak = peak_tflops(device, case.precision);
+    // The peak stretches the axis only where the data would still fill a good part of it.
+    let peak_on_axis = peak.filter(|(p, _)| *p <= 2.5 * high);
+    let (_, y_hi) = linear_range(peak_on_axis.map_or(high, |(p, _)| p.max(high)) * 1.06);
+
+    let mut groups: Vec<(&str, Vec<Entry>)> = vec![(
+        "Ours",
+        default_entry(case)
+            .into_iter()
+            .chain([
+                best_entry(),
+                Entry { shape: Shape::Line, color: GREY, label: "our other kernels".into() },
+            ])
+            .collect(),
+    )];
+    groups.push((
+        "Vendor",
+        vendor
+            .iter()
+            .map(|(k, _, c)| Entry { shape: Shape::DashedLine, color: c, label: k.to_string() })
+            .collect(),
+    ));
+    groups.push((
+        "CPU",
+        cpu.iter().map(|(k, s, c)| Entry { shape: *s, color: c, label: k.to_string() }).collect(),
+    ));
+    if let Some((p, what)) = peak_on_axis {
+        let label = format!("{what} of the device, {} TFLOPS", axis_label(p));
+        groups.push(("Lines", vec![Entry { shape: Shape::DashedLine, color: PEAK, label }]));
+    }
+    y = legend(&mut svg, y + 8.0, &groups);
+    if let (Some((p, what)), None) = (peak, peak_on_axis) {
+        y = svg.paragraph(
+            (LABEL_LEFT, y + 4.0),
+            &format!(
+                "The {what} of this device, {} TFLOPS, is above this axis: the fastest here reaches {} TFLOPS ({}).",
+                axis_label(p),
+                number(high),
+                percent(100.0 * high / p)
+            ),
+            WIDTH - 2.0 * LABEL_LEFT,
+            Text::new(TEXT_SIZE).color(PEAK),
+        );
+    }
+    let (top, bottom) = (y + 14.0, y + 14.0 + 380.0);
+    let sizes: Vec<f64> = case.inputs.iter().filter_map(|i| size_of_input(i)).collect();
+    let (n_lo, n_hi) =
+        (sizes.iter().copied().fold(f64::MAX, f64::min), sizes.iter().copied().fold(0.0, f64::max));
+    // A log axis where n spans more than a decade, so that the small n keep their room.
+    let x = if n_hi > 12.0 * n_lo {
+        Scale { lo: n_lo / 1.08, hi: n_hi * 1.08, log: true, from: left, to: right }
+    } else {
+        let pad = ((n_hi - n_lo) * 0.04).max(1.0);
+        Scale { lo: n_lo - pad, hi: n_hi + pad, log: false, from: left, to: right }
+    };
+    let yscale = Scale { lo: 0.0, hi: y_hi, log: false, from: bottom, to: top };
+
+    for t in yscale.ticks(8) {
+        let py = yscale.px(t);
+        svg.line((left, py), (right, py), Stroke::new(GRID, 1.0));
+        svg.text((left - 8.0, py + 4.0), &axis_label(t), Text::new(SMALL_SIZE).anchor("end").color(MUTED));
+    }
+    let mut last_label_x = f64::MIN;
+    let mut stagger = false;
+    for &n in &sizes {
+        let px = x.px(n);
+        svg.line((px, top), (px, bottom), Stroke::new(GRID, 1.0));
+        svg.line((px, bottom), (px, bottom + 4.0), Stroke::new(MUTED, 1.0));
+        let label = format!("{n:.0}");
+        stagger = px - last_label_x < text_width(&label, SMALL_SIZE) + 8.0 && !stagger;
+        let ly = bottom + 17.0 + if stagger { 14.0 } else { 0.0 };
+        svg.text((px, ly), &label, Text::new(SMALL_SIZE).anchor("middle").color(MUTED));
+        if !stagger {
+            last_label_x = px;
         }
     }
-    canvas.legend("", &marks)?;
-    canvas.finish()
+    svg.line((left, bottom), (right, bottom), Stroke::new(MUTED, 1.0));
+    svg.line((left, top), (left, bottom), Stroke::new(MUTED, 1.0));
+    let n_axis = if x.log { "n (log scale)" } else { "n" };
+    svg.text(((left + right) / 2.0, bottom + 48.0), n_axis, Text::new(TEXT_SIZE).anchor("middle"));
+    svg.vertical_text((26.0, (top + bottom) / 2.0), "TFLOPS", Text::new(TEXT_SIZE).anchor("middle"));
+
+    // Lines: our other kernels, the CPU, the vendor, the default, then the best of ours.
+    let to_px =
+        |points: &[(f64, f64)]| points.iter().map(|(n, t)| (x.px(*n), yscale.px(*t))).collect::<Vec<_>>();
+    for kernel in ours.iter().filter(|k| Some(**k) != case.default) {
+        let points = to_px(&series_of(kernel));
+        svg.polyline(&points, Stroke::new(GREY, 1.2));
+        for p in &points {
+            svg.mark(Shape::Dot, *p, 2.2, GREY);
+        }
+    }
+    for (kernel, shape, color) in &cpu {
+        let points = to_px(&series_of(kernel));
+        svg.polyline(&points, Stroke::new(color, 1.2));
+        for p in &points {
+            svg.mark(*shape, *p, 3.5, color);
+        }
+    }
+    let mut end_labels: Vec<(f64, String, &str)> = Vec::new();
+    for (kernel, shape, color) in &vendor {
+        let data = series_of(kernel);
+        let points = to_px(&data);
+        svg.polyline(&points, Stroke::new(color, 2.0).dashed("7 4"));
+        for p in &points {
+            svg.mark(*shape, *p, 4.5, color);
+        }
+        if let (Some(p), Some(d)) = (points.last(), data.last()) {
+            end_labels.push((p.1, format!("{} {}", vendor_library(kernel), number(d.1)), color));
+        }
+    }
+    if let Some(kernel) = case.default {
+        let data = series_of(kernel);
+        let points = to_px(&data);
+        svg.polyline(&points, Stroke::new(DEFAULT, 2.8));
+        for p in &points {
+            svg.mark(Shape::Dot, *p, 4.5, DEFAULT);
+        }
+        if let (Some(p), Some(d)) = (points.last(), data.last()) {
+            end_labels.push((p.1, format!("{kernel} {}", number(d.1)), DEFAULT));
+        }
+    }
+    for p in to_px(&best) {
+        svg.mark(Shape::HollowDiamond, p, 6.5, BEST);
+    }
+    if let Some((p, what)) = peak_on_axis {
+        let py = yscale.px(p);
+        svg.line((left, py), (right, py), Stroke::new(PEAK, 2.0).dashed("7 4"));
+        svg.text(
+            (left + 6.0, py - 6.0),
+            &format!("{what}: {} TFLOPS", axis_label(p)),
+            Text::new(TEXT_SIZE).color(PEAK),
+        );
+    }
+    // End labels, nudged apart.
+    end_labels.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut last = f64::MIN;
+    for (py, label, color) in end_labels {
+        let py = py.max(last + 16.0);
+        svg.text((right + 10.0, py + 4.5), &label, Text::new(TEXT_SIZE).color(color));
+        last = py;
+    }
+    svg.finish(bottom + 64.0, title)
 }

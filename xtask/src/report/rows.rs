@@ -1,8 +1,10 @@
 //! The figures derived from the records: rates, the share of the copy bandwidth, the ratios to
 //! the vendor library and to the CPU, and the per-kernel summaries of the headline.
 
-use rgla::bench::Record;
+use rgla::bench::{REFERENCE, Record};
 use serde::Serialize;
+
+use super::tables::number;
 
 /// Operations bounded by memory traffic: reported against the measured copy bandwidth.
 pub const MEMORY_BOUND: [&str; 2] = ["spmv", "symgs"];
@@ -11,16 +13,30 @@ pub const MEMORY_BOUND: [&str; 2] = ["spmv", "symgs"];
 /// CSR algorithms (`cusparse-bsr` works on another format). Elsewhere, every vendor row.
 const VENDOR_BASELINES: [(&str, &[&str]); 1] = [("spmv", &["cusparse-alg1", "cusparse-alg2"])];
 
-/// The kernel each operation's headline sentence is about; without one, the best by
-/// geometric mean.
-const HEADLINE_KERNELS: [(&str, &str); 1] = [("spmv", "csr-adaptive")];
+/// Each operation's default kernel, the one a user gets or is pointed to, by precision ("" for
+/// any); the first of the names that the run has. The headline sentence is about it.
+/// - spmv: `csr-adaptive`, the one call that picks the kernel per matrix;
+/// - symgs: `sync-free-values`, the fastest smoother in the sequential order (the one
+///   `examples/pcg.rs` uses; multicolor is faster but a different smoother);
+/// - pcg: the same smoother (the bench runs it with 16 warps per SM where not at full width);
+/// - gemm: `dmma-pipelined` (f64 tensor cores), `blocked` (f32, SIMT);
+/// - solve: `blocked`, the blocked LU with getrs.
+const DEFAULT_KERNELS: [(&str, &str, &[&str]); 6] = [
+    ("spmv", "", &["csr-adaptive"]),
+    ("symgs", "", &["sync-free-values"]),
+    ("pcg", "", &["sync-free-values", "sync-free-values-16warps-per-sm"]),
+    ("gemm", "f64", &["dmma-pipelined"]),
+    ("gemm", "f32", &["blocked"]),
+    ("solve", "", &["blocked"]),
+];
 
 /// The share of the copy bandwidth that counts as "at the roofline".
 pub const ROOFLINE_SHARE: f64 = 0.8;
 
-/// Generated inputs with regular rows (first word of the input's name): a good SpMV kernel
-/// runs them at the roofline, so the headline counts how many do.
-const REGULAR_INPUTS: [&str; 5] = ["stencil27", "poisson3d", "poisson2d", "fem", "banded"];
+/// Generated inputs with regular rows (first word of the input's name): rows of about the same
+/// length, near the diagonal. A good SpMV kernel runs them at the roofline, so the headline
+/// counts how many do.
+pub const REGULAR_INPUTS: [&str; 5] = ["stencil27", "poisson3d", "poisson2d", "fem", "banded"];
 
 /// The label of the headline's pseudo-kernel: the fastest of our kernels on each input.
 pub const BEST_OF_OURS: &str = "best of ours";
@@ -32,6 +48,8 @@ pub struct Copy {
     pub gbps: f64,
     pub device: String,
     pub measurements: usize,
+    /// The L2 cache's size in bytes, from the device's description ("L2 50 MiB").
+    pub l2_bytes: Option<f64>,
 }
 
 /// The copy bandwidth of a run (operation "copy"); the best where benches measured it more
@@ -39,7 +57,38 @@ pub struct Copy {
 pub fn copy_bandwidth(records: &[Record]) -> Option<Copy> {
     let copies: Vec<&Record> = records.iter().filter(|r| r.operation == "copy").collect();
     let best = copies.iter().max_by(|a, b| a.gbps().total_cmp(&b.gbps()))?;
-    Some(Copy { gbps: best.gbps(), device: best.notes.clone(), measurements: copies.len() })
+    Some(Copy {
+        gbps: best.gbps(),
+        device: best.notes.clone(),
+        measurements: copies.len(),
+        l2_bytes: l2_bytes(&best.notes),
+    })
+}
+
+/// The L2 size of a device description: "... L2 50 MiB ..." is 50 * 2^20.
+pub fn l2_bytes(device: &str) -> Option<f64> {
+    let words: Vec<&str> = device.split([' ', ',', '(', ')']).filter(|w| !w.is_empty()).collect();
+    let at = words.iter().position(|w| *w == "L2")?;
+    let value: f64 = words.get(at + 1)?.parse().ok()?;
+    let unit = match *words.get(at + 2)? {
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    Some(value * unit)
+}
+
+/// Marks the reference rows of records written before references were marked: the one SpMV
+/// of the SymGS bench (`spmv-...`) and plain CG in PCG.
+pub fn mark_references(records: &mut [Record]) {
+    for r in records.iter_mut().filter(|r| r.kind == "gpu") {
+        let for_scale = (r.operation == "symgs" && r.kernel.starts_with("spmv-"))
+            || (r.operation == "pcg" && r.kernel == "none (plain CG)");
+        if for_scale {
+            r.kind = REFERENCE.into();
+        }
+    }
 }
 
 /// A record with its derived figures: a row of the tables, of results.csv and results.json.
@@ -49,10 +98,15 @@ pub struct Row {
     pub record: Record,
     /// Useful floating-point operations per second, 1e9/s.
     pub gflops: f64,
-    /// The bytes a run must move at least, per second, GB/s (where the record has them).
+    /// The bytes the GB/s are of: for SpMV the input's CSR minimum, the same for every format
+    /// (so that a faster kernel is always higher); otherwise the record's own count.
+    pub bytes: Option<f64>,
+    /// `bytes` per second, GB/s (where there are bytes).
     pub gbps: Option<f64>,
     /// `gbps` as a percentage of the copy bandwidth (memory-bound operations).
     pub percent_of_copy: Option<f64>,
+    /// Iterations to converge (solvers: `time_ms` is the time to solution).
+    pub iterations: Option<u64>,
     /// The vendor row compared with: the fastest baseline of the same input and precision.
     pub vendor_kernel: Option<String>,
     /// Vendor time / this time: above 1 is faster than the vendor library.
@@ -63,6 +117,28 @@ pub struct Row {
     pub vs_cpu_rayon: Option<f64>,
 }
 
+impl Row {
+    pub fn is_ours(&self) -> bool {
+        self.record.kind == "gpu"
+    }
+}
+
+/// The CSR minimum of an input's SpMV: values and 32-bit column indices once, the row pointers,
+/// x and y once: nnz (elem + 4) + (rows + 1) 4 + (rows + cols) elem, from the notes.
+pub fn csr_bytes(r: &Record) -> Option<f64> {
+    let elem = match r.precision.as_str() {
+        "f64" => 8.0,
+        "f32" => 4.0,
+        "f16" | "bf16" => 2.0,
+        _ => return None,
+    };
+    let count = |key: &str| r.note(key).and_then(|v| v.parse::<f64>().ok());
+    let rows = count("rows")?;
+    let cols = count("cols").unwrap_or(rows);
+    let nnz = count("nnz")?;
+    Some(nnz * (elem + 4.0) + (rows + 1.0) * 4.0 + (rows + cols) * elem)
+}
+
 /// Derives every record's figures, in the records' order.
 pub fn derive(records: &[Record], copy: Option<&Copy>) -> Vec<Row> {
     records
@@ -71,20 +147,33 @@ pub fn derive(records: &[Record], copy: Option<&Copy>) -> Vec<Row> {
             let same_case =
                 |o: &&Record| o.operation == r.operation && o.input == r.input && o.precision == r.precision;
             let time_of = |kernel: &str| {
-                records.iter().filter(same_case).find(|o| o.kernel == kernel).map(|o| o.time_ms)
+                records
+                    .iter()
+                    .filter(same_case)
+                    .find(|o| o.kind == "cpu" && o.kernel.split_whitespace().next() == Some(kernel))
+                    .map(|o| o.time_ms)
             };
             let vendor = records
                 .iter()
                 .filter(same_case)
                 .filter(|o| o.kind == "vendor" && is_baseline(&o.operation, &o.kernel))
                 .min_by(|a, b| a.time_ms.total_cmp(&b.time_ms));
-            let gbps = (r.min_bytes > 0.0).then(|| r.gbps());
+            let bytes = if r.operation == "spmv" {
+                // One count per input: the CSR minimum, whatever the format moves.
+                csr_bytes(r).or(vendor.map(|v| v.min_bytes)).or(Some(r.min_bytes))
+            } else {
+                Some(r.min_bytes)
+            }
+            .filter(|b| *b > 0.0);
+            let gbps = bytes.map(|b| b / (r.time_ms * 1e6));
             let memory_bound = MEMORY_BOUND.contains(&r.operation.as_str());
             Row {
                 record: r.clone(),
                 gflops: r.gflops(),
+                bytes,
                 gbps,
                 percent_of_copy: gbps.zip(copy).filter(|_| memory_bound).map(|(g, c)| 100.0 * g / c.gbps),
+                iterations: r.note("iterations").and_then(|v| v.parse().ok()),
                 vendor_kernel: vendor.map(|v| v.kernel.clone()),
                 vs_vendor: vendor.map(|v| v.time_ms / r.time_ms),
                 vs_cpu_serial: time_of("cpu-serial").map(|t| t / r.time_ms),
@@ -105,7 +194,7 @@ pub fn baselines<'a>(rows: &'a [Row], operation: &str, precision: &str) -> Vec<&
     )
 }
 
-fn is_baseline(operation: &str, kernel: &str) -> bool {
+pub fn is_baseline(operation: &str, kernel: &str) -> bool {
     match VENDOR_BASELINES.iter().find(|(op, _)| *op == operation) {
         Some((_, kernels)) => kernels.contains(&kernel),
         None => true,
@@ -114,6 +203,95 @@ fn is_baseline(operation: &str, kernel: &str) -> bool {
 
 pub fn is_regular(input: &str) -> bool {
     REGULAR_INPUTS.contains(&input.split_whitespace().next().unwrap_or_default())
+}
+
+/// The matrix size of inputs named like `n=4096`.
+pub fn size_of_input(input: &str) -> Option<f64> {
+    input.split_whitespace().find_map(|w| w.strip_prefix("n="))?.parse().ok()
+}
+
+/// The families inputs are grouped by, in the order they are shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Family {
+    Regular,
+    Irregular,
+    SuiteSparse,
+    Dense,
+}
+
+impl Family {
+    pub fn of(input: &str) -> Family {
+        if input.ends_with(".mtx") {
+            Family::SuiteSparse
+        } else if size_of_input(input).is_some() {
+            Family::Dense
+        } else if is_regular(input) {
+            Family::Regular
+        } else {
+            Family::Irregular
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Family::Regular => "regular (generated)",
+            Family::Irregular => "irregular (generated)",
+            Family::SuiteSparse => "SuiteSparse files",
+            Family::Dense => "square n",
+        }
+    }
+}
+
+/// The inputs of `rows`, by family (regular, irregular, files; sized ones by n), then in
+/// the order of the records.
+pub fn ordered_inputs<'a>(rows: &[&'a Row]) -> Vec<&'a str> {
+    let mut inputs = distinct(rows.iter().map(|r| r.record.input.as_str()));
+    inputs.sort_by(|a, b| {
+        let key = |i: &str| (Family::of(i), size_of_input(i).unwrap_or(0.0));
+        let (ka, kb) = (key(a), key(b));
+        ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
+    });
+    inputs
+}
+
+/// A count in three significant digits: 1813, 83.9 k, 4.10 M, 1.20 G.
+pub fn count(x: f64) -> String {
+    match x {
+        x if x < 1e4 => format!("{x:.0}"),
+        x if x < 1e6 => format!("{} k", number(x / 1e3)),
+        x if x < 1e9 => format!("{} M", number(x / 1e6)),
+        x => format!("{} G", number(x / 1e9)),
+    }
+}
+
+/// Bytes in binary units: 912 KiB, 50 MiB, 1.3 GiB.
+pub fn bytes(x: f64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = x;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < units.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    let shown = number(value);
+    let shown = if shown.contains('.') { shown.trim_end_matches('0').trim_end_matches('.') } else { &shown };
+    format!("{shown} {}", units[unit])
+}
+
+/// The size of an input from its records' notes: "4.10 M rows, 109 M nnz".
+pub fn size_label(r: &Record) -> Option<String> {
+    let rows: f64 = r.note("rows")?.parse().ok()?;
+    let nnz: f64 = r.note("nnz")?.parse().ok()?;
+    Some(format!("{} rows, {} nnz", count(rows), count(nnz)))
+}
+
+/// The name of an input with its size where the records have it.
+pub fn input_label(rows: &[Row], input: &str) -> String {
+    let size = rows.iter().filter(|r| r.record.input == input).find_map(|r| size_label(&r.record));
+    match size {
+        Some(size) => format!("{input} ({size})"),
+        None => input.to_string(),
+    }
 }
 
 /// The distinct values in order of first appearance.
@@ -169,6 +347,8 @@ pub struct KernelSummary {
     pub vs_vendor: Option<Spread>,
     /// Its speedup over `cpu-rayon` (geometric mean).
     pub vs_cpu_rayon: Option<f64>,
+    /// Its speedup over `cpu-serial` (geometric mean).
+    pub vs_cpu_serial: Option<f64>,
     /// Inputs where it reaches `ROOFLINE_SHARE` of the copy bandwidth (memory-bound operations).
     pub at_roofline: Option<usize>,
     /// The same over the regular inputs: (how many reach it, how many regular inputs it ran on).
@@ -179,7 +359,9 @@ impl KernelSummary {
     fn of(kernel: &str, rows: &[&Row]) -> KernelSummary {
         let vs_vendor: Vec<(f64, &str)> =
             rows.iter().filter_map(|r| Some((r.vs_vendor?, r.record.input.as_str()))).collect();
-        let rayon: Vec<f64> = rows.iter().filter_map(|r| r.vs_cpu_rayon).collect();
+        let mean = |f: fn(&Row) -> Option<f64>| {
+            geometric_mean(&rows.iter().filter_map(|r| f(r)).collect::<Vec<_>>())
+        };
         let at_roofline = |rows: &mut dyn Iterator<Item = &&Row>| -> Option<usize> {
             let shares: Vec<f64> = rows.filter_map(|r| r.percent_of_copy).collect();
             (!shares.is_empty()).then(|| shares.iter().filter(|p| **p >= 100.0 * ROOFLINE_SHARE).count())
@@ -189,11 +371,20 @@ impl KernelSummary {
             kernel: kernel.to_string(),
             inputs: rows.len(),
             vs_vendor: Spread::of(&vs_vendor),
-            vs_cpu_rayon: geometric_mean(&rayon),
+            vs_cpu_rayon: mean(|r| r.vs_cpu_rayon),
+            vs_cpu_serial: mean(|r| r.vs_cpu_serial),
             at_roofline: at_roofline(&mut rows.iter()),
             regular_at_roofline: at_roofline(&mut regular.iter()).map(|n| (n, regular.len())),
         }
     }
+}
+
+/// A reference row's relation to the default kernel.
+#[derive(Clone, Debug, Serialize)]
+pub struct Reference {
+    pub kernel: String,
+    /// The headline kernel's time / the reference's (geometric mean over the inputs of both).
+    pub default_over_reference: Option<f64>,
 }
 
 /// The headline of one operation at one precision.
@@ -201,13 +392,55 @@ impl KernelSummary {
 pub struct Headline {
     pub operation: String,
     pub precision: String,
-    /// The kernel the headline sentence is about.
+    /// The operation's default kernel, where the run has it. Never a reference row.
+    pub default_kernel: Option<String>,
+    /// The kernel the headline sentence is about: the default kernel, else our best by geometric
+    /// mean. Never a reference row.
     pub headline_kernel: Option<String>,
     /// The best of our kernels on each input first, then our kernels by their geometric mean
-    /// ratio to the vendor, best first.
+    /// ratio to the vendor, best first. Reference rows are not among them.
     pub kernels: Vec<KernelSummary>,
+    /// The rows measured for scale, with the headline kernel's time against theirs.
+    pub references: Vec<Reference>,
     /// `cpu-rayon`'s speedup over `cpu-serial` (geometric mean): the figure left when no GPU ran.
     pub rayon_vs_serial: Option<f64>,
+}
+
+impl Headline {
+    pub fn summary_of(&self, kernel: &str) -> Option<&KernelSummary> {
+        self.kernels.iter().find(|k| k.kernel == kernel)
+    }
+
+    pub fn headline_summary(&self) -> Option<&KernelSummary> {
+        self.summary_of(self.headline_kernel.as_deref()?)
+    }
+
+    pub fn best(&self) -> Option<&KernelSummary> {
+        self.summary_of(BEST_OF_OURS)
+    }
+}
+
+/// The default kernel of an operation at a precision, among the kernels a run has.
+pub fn default_kernel<'a>(operation: &str, precision: &str, ours: &[&'a str]) -> Option<&'a str> {
+    DEFAULT_KERNELS
+        .iter()
+        .filter(|(op, p, _)| *op == operation && (p.is_empty() || *p == precision))
+        .flat_map(|(_, _, names)| names.iter())
+        .find_map(|name| ours.iter().copied().find(|k| k == name))
+}
+
+/// The fastest of our kernels on each input (never a reference row).
+pub fn fastest_of_ours<'a>(case: &[&'a Row]) -> Vec<&'a Row> {
+    let ours: Vec<&Row> = case.iter().copied().filter(|r| r.is_ours()).collect();
+    distinct(ours.iter().map(|r| r.record.input.as_str()))
+        .into_iter()
+        .filter_map(|input| {
+            ours.iter()
+                .copied()
+                .filter(|r| r.record.input == input)
+                .min_by(|a, b| a.record.time_ms.total_cmp(&b.record.time_ms))
+        })
+        .collect()
 }
 
 /// A headline per operation and precision (not for the copy measurement).
@@ -215,39 +448,45 @@ pub fn headlines(rows: &[Row]) -> Vec<Headline> {
     let mut out = Vec::new();
     for operation in operations(rows) {
         let of_op: Vec<&Row> = rows.iter().filter(|r| r.record.operation == operation).collect();
-        for precision in distinct(of_op.iter().map(|r| r.record.precision.as_str())) {
+        for precision in precisions(&of_op) {
             let case: Vec<&Row> = of_op.iter().copied().filter(|r| r.record.precision == precision).collect();
-            let ours: Vec<&Row> = case.iter().copied().filter(|r| r.record.kind == "gpu").collect();
-            let mut kernels: Vec<KernelSummary> = distinct(ours.iter().map(|r| r.record.kernel.as_str()))
-                .into_iter()
-                .map(|k| {
-                    KernelSummary::of(
-                        k,
-                        &ours.iter().copied().filter(|r| r.record.kernel == k).collect::<Vec<_>>(),
-                    )
-                })
-                .collect();
+            let ours: Vec<&Row> = case.iter().copied().filter(|r| r.is_ours()).collect();
+            let names = distinct(ours.iter().map(|r| r.record.kernel.as_str()));
+            let of_kernel =
+                |k: &str| case.iter().copied().filter(|r| r.record.kernel == k).collect::<Vec<&Row>>();
+            let mut kernels: Vec<KernelSummary> =
+                names.iter().map(|k| KernelSummary::of(k, &of_kernel(k))).collect();
             kernels.sort_by(|a, b| {
                 let key = |k: &KernelSummary| k.vs_vendor.as_ref().map_or(f64::MIN, |s| s.geomean);
                 key(b).total_cmp(&key(a))
             });
-            let fastest_per_input: Vec<&Row> = distinct(ours.iter().map(|r| r.record.input.as_str()))
-                .into_iter()
-                .filter_map(|input| {
-                    ours.iter()
-                        .copied()
-                        .filter(|r| r.record.input == input)
-                        .min_by(|a, b| a.record.time_ms.total_cmp(&b.record.time_ms))
-                })
-                .collect();
-            let headline_kernel = HEADLINE_KERNELS
-                .iter()
-                .find(|(op, k)| *op == operation && kernels.iter().any(|s| s.kernel == *k))
-                .map(|(_, k)| k.to_string())
-                .or_else(|| kernels.first().map(|k| k.kernel.clone()));
-            if !fastest_per_input.is_empty() {
-                kernels.insert(0, KernelSummary::of(BEST_OF_OURS, &fastest_per_input));
+            let default_kernel = default_kernel(operation, precision, &names).map(str::to_string);
+            let headline_kernel =
+                default_kernel.clone().or_else(|| kernels.first().map(|k| k.kernel.clone()));
+            let fastest = fastest_of_ours(&case);
+            if !fastest.is_empty() {
+                kernels.insert(0, KernelSummary::of(BEST_OF_OURS, &fastest));
             }
+            let references =
+                distinct(case.iter().filter(|r| r.record.is_reference()).map(|r| r.record.kernel.as_str()))
+                    .into_iter()
+                    .map(|reference| {
+                        let ratios: Vec<f64> = of_kernel(reference)
+                            .iter()
+                            .filter_map(|r| {
+                                let default = headline_kernel.as_deref()?;
+                                let d = case.iter().find(|o| {
+                                    o.record.kernel == default && o.record.input == r.record.input
+                                })?;
+                                Some(d.record.time_ms / r.record.time_ms)
+                            })
+                            .collect();
+                        Reference {
+                            kernel: reference.to_string(),
+                            default_over_reference: geometric_mean(&ratios),
+                        }
+                    })
+                    .collect();
             let rayon: Vec<f64> = case
                 .iter()
                 .filter(|r| r.record.kernel == "cpu-rayon")
@@ -256,8 +495,10 @@ pub fn headlines(rows: &[Row]) -> Vec<Headline> {
             out.push(Headline {
                 operation: operation.to_string(),
                 precision: precision.to_string(),
+                default_kernel,
                 headline_kernel,
                 kernels,
+                references,
                 rayon_vs_serial: geometric_mean(&rayon),
             });
         }
@@ -265,11 +506,39 @@ pub fn headlines(rows: &[Row]) -> Vec<Headline> {
     out
 }
 
+/// The precisions of some rows: f64 first, then f32, then any other in order of appearance.
+pub fn precisions<'a>(rows: &[&'a Row]) -> Vec<&'a str> {
+    let mut precisions = distinct(rows.iter().map(|r| r.record.precision.as_str()));
+    let rank = |p: &&str| ["f64", "f32"].iter().position(|q| q == p).unwrap_or(2);
+    precisions.sort_by_key(rank);
+    precisions
+}
+
 /// The operations of a run, the known ones first in their usual order, never "copy".
 pub fn operations(rows: &[Row]) -> Vec<&str> {
     let mut ops = distinct(rows.iter().map(|r| r.record.operation.as_str()));
     ops.retain(|op| *op != "copy");
-    let rank = |op: &&str| crate::bench::OPERATIONS.iter().position(|o| o == op).unwrap_or(usize::MAX);
+    let rank = |op: &&str| ORDER.iter().position(|o| o == op).unwrap_or(usize::MAX);
     ops.sort_by_key(rank);
     ops
+}
+
+/// The order of the report's sections: pcg follows symgs, whose bench runs it.
+const ORDER: [&str; 5] = ["spmv", "symgs", "pcg", "gemm", "solve"];
+
+/// What an operation computes, for titles.
+pub fn operation_title(operation: &str) -> String {
+    match operation {
+        "spmv" => "SpMV y = A x".into(),
+        "symgs" => "SymGS: one symmetric Gauss-Seidel sweep".into(),
+        "pcg" => "PCG: conjugate gradients preconditioned by one SymGS sweep".into(),
+        "gemm" => "GEMM C = A B".into(),
+        "solve" => "dense LU solve: getrf + getrs".into(),
+        other => other.to_string(),
+    }
+}
+
+/// Whether an operation's figure of merit is the time to solution (rows carry iterations).
+pub fn is_solver(rows: &[&Row]) -> bool {
+    rows.iter().any(|r| r.iterations.is_some())
 }
