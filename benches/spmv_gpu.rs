@@ -31,6 +31,10 @@ fn matrices(scale: usize) -> Vec<(String, Generator)> {
     let q = |n: f64| ((n / (scale as f64).sqrt()) as usize).max(4);
     let (n27, n7, nfem, n2d) = (c(160.0), c(200.0), c(64.0), q(3000.0));
     let (nb, nr, np, nroad) = (s(4_194_304), s(2_000_000), s(4_000_000), s(16_000_000));
+    // The irregular families, 14 M to 32 M nonzeros at full size.
+    let rmat_scale = 21 - (scale as f64).log2().round() as u32;
+    let (nweb, ncircuit, dense_len, nmesh, n_shuffled) =
+        (s(6_000_000), s(5_000_000), s(20_000), s(2_000_000), c(128.0));
     vec![
         (format!("stencil27 {n27}^3"), Box::new(move || generate::stencil27(n27, n27, n27))),
         (format!("poisson3d {n7}^3"), Box::new(move || generate::poisson3d(n7, n7, n7))),
@@ -40,6 +44,19 @@ fn matrices(scale: usize) -> Vec<(String, Generator)> {
         (format!("random {nr} 16/row"), Box::new(move || generate::random_uniform(nr, nr, 16, 3))),
         (format!("powerlaw {np}"), Box::new(move || generate::power_law(np, 1, 100_000, 1.6, 4))),
         (format!("road {nroad}"), Box::new(move || generate::road(nroad, 100, 5))),
+        (
+            format!("rmat scale {rmat_scale} ef 16"),
+            Box::new(move || generate::rmat(rmat_scale, 16, 0.57, 0.19, 0.19, 6)),
+        ),
+        (format!("web {nweb}"), Box::new(move || generate::web(nweb, 7))),
+        (format!("circuit {ncircuit}"), Box::new(move || generate::circuit(ncircuit, 20, dense_len, 8))),
+        (format!("delaunay {nmesh}"), Box::new(move || generate::delaunay(nmesh, 9))),
+        (
+            format!("shuffle poisson3d {n_shuffled}^3"),
+            Box::new(move || {
+                generate::shuffle(&generate::poisson3d(n_shuffled, n_shuffled, n_shuffled)?, 10)
+            }),
+        ),
     ]
 }
 
@@ -100,6 +117,13 @@ fn main() {
     session.finish();
 }
 
+/// Whether `RGLA_BENCH_KERNELS` (a comma-separated list of name prefixes; unset: all) selects
+/// the kernel named `name`.
+fn selected(name: &str) -> bool {
+    std::env::var("RGLA_BENCH_KERNELS")
+        .map_or(true, |list| list.split(',').map(str::trim).any(|p| !p.is_empty() && name.starts_with(p)))
+}
+
 type Run<'r, T> = &'r mut dyn FnMut(&CudaSlice<T>, &mut CudaSlice<T>) -> Result<()>;
 
 fn matrix<T: Scalar>(s: &mut Session, name: &str, a: &Csr<T>) {
@@ -112,7 +136,13 @@ fn matrix<T: Scalar>(s: &mut Session, name: &str, a: &Csr<T>) {
     let flops = 2.0 * a.nnz() as f64;
     let elem = size_of::<T>();
     let csr_bytes = (a.nnz() * (elem + 4) + (a.rows() + 1) * 4 + (a.rows() + a.cols()) * elem) as f64;
-    let notes = format!("rows={} cols={} nnz={}", a.rows(), a.cols(), a.nnz());
+    // The GPU copy first: its analysis (the adaptive kernel's choice) is timed and noted apart.
+    let da = s.gpu.as_ref().map(|gpu| DeviceCsr::upload(gpu, a).unwrap());
+    let mut notes = format!("rows={} cols={} nnz={}", a.rows(), a.cols(), a.nnz());
+    if let Some(da) = &da {
+        let choice = format!("{:?}{}", da.plan.path, da.plan.width).to_lowercase();
+        notes += &format!(" analysis_ms={:.2} adaptive={choice}", da.analysis_ms);
+    }
     let record = |kernel: &str, kind: &str, time_ms: f64, runs: usize, error: f64, bytes: f64| Record {
         operation: "spmv".into(),
         input: name.into(),
@@ -136,6 +166,9 @@ fn matrix<T: Scalar>(s: &mut Session, name: &str, a: &Csr<T>) {
     let poison = vec![T::from_f64(f64::NAN); a.rows()];
     let tolerance = T::tolerance(a.row_stats().max);
     let mut measure = |kernel: &str, kind: &str, bytes: f64, run: Run<T>| {
+        if !selected(kernel) {
+            return;
+        }
         let what = format!("{kernel} {} on {name}", T::NAME);
         gpu.upload_into(&poison, &mut dy).unwrap();
         let checked =
@@ -154,7 +187,7 @@ fn matrix<T: Scalar>(s: &mut Session, name: &str, a: &Csr<T>) {
     };
 
     // cuSPARSE first: the line every kernel is compared with.
-    let da = DeviceCsr::upload(gpu, a).unwrap();
+    let da = da.expect("uploaded above where there is a GPU");
     let lib = Cusparse::new(gpu).unwrap();
     for (alg, label) in [(SpmvAlg::CsrAlg1, "cusparse-alg1"), (SpmvAlg::CsrAlg2, "cusparse-alg2")] {
         let plan = CusparseSpmv::csr(gpu, &lib, &da, alg).unwrap();
@@ -173,7 +206,9 @@ fn matrix<T: Scalar>(s: &mut Session, name: &str, a: &Csr<T>) {
     drop(da);
 
     // HLL where its padding is moderate (power-law rows would pad it to many times nnz).
-    for layout in [HllLayout::RowMajor, HllLayout::ColumnMajor] {
+    let layouts =
+        if selected("hll-") { vec![HllLayout::RowMajor, HllLayout::ColumnMajor] } else { Vec::new() };
+    for layout in layouts {
         let h = Hll::from_csr(a, 32, layout).unwrap();
         if h.padding_ratio() > 1.0 {
             eprintln!("  HLL {layout:?}: padding ratio {:.2}, skipped", h.padding_ratio());
@@ -188,7 +223,7 @@ fn matrix<T: Scalar>(s: &mut Session, name: &str, a: &Csr<T>) {
     }
 
     // BSR on the block-structured input only.
-    if name.starts_with("fem") {
+    if name.starts_with("fem") && (selected("bsr-") || selected("cusparse-bsr")) {
         let b = Bsr::from_csr(a, 3).unwrap();
         let db = DeviceBsr::upload(gpu, &b).unwrap();
         let bytes = db.min_traffic_bytes() as f64;

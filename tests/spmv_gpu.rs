@@ -20,6 +20,16 @@ fn corpus<T: Scalar>() -> Vec<(String, Csr<T>)> {
     all.push(("stencil27 9x10x11".into(), generate::stencil27(9, 10, 11).unwrap()));
     all.push(("fem 5x5x5 dof 3".into(), generate::fem(5, 5, 5, 3, 3).unwrap()));
     all.push(("road 10000".into(), generate::road(10_000, 50, 4).unwrap()));
+    // The irregular families, small: skewed, empty-row heavy, dense rows and columns, a mesh.
+    for spec in [
+        "rmat:scale=12,edge_factor=8",
+        "web:n=20000",
+        "circuit:n=20000,dense_rows=3,dense_len=5000",
+        "delaunay:n=5000",
+        "shuffle:stencil27:12",
+    ] {
+        all.push((spec.into(), spec.parse::<generate::GenSpec>().unwrap().generate().unwrap()));
+    }
     all.extend(real_matrices::<T>());
     all
 }

@@ -120,7 +120,7 @@ struct SpmvArgs {
     /// A Matrix Market file.
     #[arg(long, conflicts_with = "generate", required_unless_present_any = ["generate", "list"])]
     matrix: Option<PathBuf>,
-    /// A generator spec, e.g. `stencil27:64x64x64`, `powerlaw:n=100000`, `random:rows=1000,nnz_per_row=8`.
+    /// A generator spec, e.g. `stencil27:64x64x64`, `rmat:scale=20,edge_factor=16`, `shuffle:poisson3d:128`.
     #[arg(long)]
     generate: Option<String>,
     #[arg(long, value_enum, default_value = "csr")]

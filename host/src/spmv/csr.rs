@@ -1,11 +1,17 @@
 //! GPU CSR SpMV: the device copy of a matrix, the kernels of `kernels/src/spmv/csr.rs`, and
-//! the adaptive kernel with its one-time analysis ([`CsrPlan`]).
+//! the adaptive kernel with its one-time analysis ([`CsrPlan`]): vectors of lanes per row,
+//! merge-path tiles of equal work where rows are skewed or often empty, or vectors over 16-bit
+//! column gaps where they fit (fewer bytes to move).
+
+use std::sync::Mutex;
+use std::time::Instant;
 
 use super::gpu::{BlockWarps, check_vectors, to_u32};
 use crate::Scalar;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gpu::{CudaSlice, Gpu, Launch};
 use crate::kernels::spmv::csr as kernels;
+use crate::memory::Footprint;
 use crate::sparse::Csr;
 
 /// A CSR matrix in device memory, with the analysis the adaptive kernel uses.
@@ -19,20 +25,43 @@ pub struct DeviceCsr<T> {
     pub plan: CsrPlan,
     /// The plan's chunks of long rows on the device: (rows, starts).
     long_chunks: Option<(CudaSlice<u32>, CudaSlice<u32>)>,
+    /// The merge-path partition: the row in progress where each tile starts (tiles + 1).
+    merge_tile_rows: CudaSlice<u32>,
+    /// Each tile's open sum, written by every merge-path SpMV (scratch: hence the lock).
+    merge_carries: Mutex<CudaSlice<T>>,
+    /// The column indices as 16-bit gaps, where every gap fits: (each row's first column,
+    /// the gaps).
+    gaps16: Option<(CudaSlice<u32>, CudaSlice<u16>)>,
+    /// Milliseconds the analysis took at upload (partition, statistics and timings), the
+    /// counterpart of cuSPARSE's preprocessing.
+    pub analysis_ms: f64,
 }
 
 /// The adaptive kernel's choices for one matrix, made once when it is uploaded (as cuSPARSE's
-/// analysis step does): rows longer than `long_row` are cut into chunks of `LONG_ROW_CHUNK`
-/// nonzeros, a warp each; the others get `width` lanes each, the width timed fastest on this
-/// matrix among 2..=32 (a first guess from the mean length where nothing was timed).
+/// analysis step does): the [`CsrPath`] and `width` lanes per row; on the vector path, rows
+/// longer than `long_row` are cut into chunks of `LONG_ROW_CHUNK` nonzeros, a warp each. The
+/// fastest choice on this matrix where it is large enough to time; else a first guess from
+/// the row statistics.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CsrPlan {
+    pub path: CsrPath,
     pub width: u32,
     pub long_row: u32,
     pub long_rows: Vec<u32>,
     /// (row, first nonzero) of each chunk of the long rows.
     pub chunk_rows: Vec<u32>,
     pub chunk_starts: Vec<u32>,
+}
+
+/// How the adaptive kernel runs a matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CsrPath {
+    /// `width` lanes per row, long rows in chunks.
+    Vector,
+    /// Merge-path tiles: the same work per warp whatever the row lengths.
+    Merge,
+    /// `width` lanes per row over the 16-bit column gaps.
+    Gaps16,
 }
 
 /// Nonzeros per warp on a long row: 8 per lane.
@@ -67,7 +96,15 @@ impl CsrPlan {
                 chunk_starts.push(first);
             }
         }
-        CsrPlan { width: Self::width_for(short_mean), long_row, long_rows, chunk_rows, chunk_starts }
+        // Many empty rows, or a few very long ones: equal work per warp pays.
+        let empty = row_ptr.windows(2).filter(|w| w[0] == w[1]).count();
+        let longest = row_ptr.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+        let path = if empty * 5 > rows || longest as f64 > 64.0 * mean.max(1.0) {
+            CsrPath::Merge
+        } else {
+            CsrPath::Vector
+        };
+        CsrPlan { path, width: Self::width_for(short_mean), long_row, long_rows, chunk_rows, chunk_starts }
     }
 
     /// Lanes per row for rows of `mean` nonzeros: the power of two nearest mean / 4, so each
@@ -81,10 +118,12 @@ impl CsrPlan {
 }
 
 impl<T: Scalar> DeviceCsr<T> {
-    /// Copies `a` to the device and analyses it for the adaptive kernel, timing its widths.
+    /// Copies `a` to the device and analyses it for the adaptive kernel, timing its choices.
     pub fn upload(gpu: &Gpu, a: &Csr<T>) -> Result<DeviceCsr<T>> {
         let mut device = DeviceCsr::upload_untuned(gpu, a)?;
-        device.tune_width(gpu)?;
+        let started = Instant::now();
+        device.tune(gpu)?;
+        device.analysis_ms += started.elapsed().as_secs_f64() * 1e3;
         Ok(device)
     }
 
@@ -92,7 +131,19 @@ impl<T: Scalar> DeviceCsr<T> {
     pub fn upload_untuned(gpu: &Gpu, a: &Csr<T>) -> Result<DeviceCsr<T>> {
         to_u32(a.rows(), "rows")?;
         to_u32(a.cols(), "cols")?;
+        to_u32(a.rows() + a.nnz(), "rows + nnz")?;
+        let (nnz, elem) = (a.nnz() as u128, size_of::<T>() as u128);
+        // The matrix, its 16-bit gaps and the merge-path partition.
+        let (rows, tiles) =
+            (a.rows() as u128, (a.rows() + a.nnz()).div_ceil(abi::spmv::MERGE_TILE as usize) as u128);
+        Footprint::new(format!("a {} x {} CSR matrix with {nnz} nonzeros", a.rows(), a.cols()))
+            .device::<u8>(nnz * (6 + elem) + (rows + 1) * 8 + tiles * (4 + elem))
+            .check_device(gpu)?;
+        let started = Instant::now();
         let plan = CsrPlan::new(a.row_ptr());
+        let tile_rows = merge_partition(a.row_ptr());
+        let gaps = column_gaps(a.row_ptr(), a.col_indices());
+        let analysis_ms = started.elapsed().as_secs_f64() * 1e3;
         let long_chunks = if plan.chunk_rows.is_empty() {
             None
         } else {
@@ -107,29 +158,42 @@ impl<T: Scalar> DeviceCsr<T> {
             values: gpu.upload(a.values())?,
             plan,
             long_chunks,
+            merge_carries: Mutex::new(gpu.zeros(tile_rows.len() - 1)?),
+            merge_tile_rows: gpu.upload(&tile_rows)?,
+            gaps16: match gaps {
+                Some((base, gaps)) => Some((gpu.upload(&base)?, gpu.upload(&gaps)?)),
+                None => None,
+            },
+            analysis_ms,
         })
     }
 
-    /// Times the adaptive kernel at each width on this matrix (x of ones, three runs each,
-    /// median) and keeps the fastest. Small matrices keep the first guess: timing them
-    /// measures launch overhead, not the width.
-    pub fn tune_width(&mut self, gpu: &Gpu) -> Result<()> {
+    /// Times the adaptive kernel's choices on this matrix (each width of lanes per row, and
+    /// merge-path tiles; x of ones, three runs each, median) and keeps the fastest. Small
+    /// matrices keep the first guess: timing them measures launch overhead, not the choice.
+    pub fn tune(&mut self, gpu: &Gpu) -> Result<()> {
         if self.nnz < 1 << 20 {
             return Ok(());
         }
         let x = gpu.filled(self.cols, T::ONE)?;
         let mut y = gpu.zeros::<T>(self.rows)?;
-        let mut best = (f64::INFINITY, self.plan.width);
-        for width in WIDTHS {
-            self.plan.width = width;
+        let mut best = (f64::INFINITY, self.plan.path, self.plan.width);
+        let gaps: &[u32] = if self.gaps16.is_some() { &WIDTHS } else { &[] };
+        let choices = WIDTHS
+            .iter()
+            .map(|&w| (CsrPath::Vector, w))
+            .chain([(CsrPath::Merge, self.plan.width)])
+            .chain(gaps.iter().map(|&w| (CsrPath::Gaps16, w)));
+        for (path, width) in choices {
+            (self.plan.path, self.plan.width) = (path, width);
             let ms = gpu
                 .time(1, 3, || spmv(gpu, self, CsrKernel::Adaptive, BlockWarps::DEFAULT, &x, &mut y))?
                 .median_ms();
             if ms < best.0 {
-                best = (ms, width);
+                best = (ms, path, width);
             }
         }
-        self.plan.width = best.1;
+        (self.plan.path, self.plan.width) = (best.1, best.2);
         Ok(())
     }
 
@@ -155,18 +219,25 @@ pub enum CsrKernel {
     WarpLdg,
     /// `w` lanes per row (2, 4, 8, 16, 32), no long-row split: for benchmarking the widths.
     Vector(u32),
+    /// Merge-path tiles: every warp the same number of row ends and nonzeros (Merrill and
+    /// Garland), whatever the row lengths.
+    Merge,
+    /// The vector kernel at the plan's width over 16-bit column gaps (where they fit).
+    Gaps16,
     /// The fast kernel: lanes per row from the analysis, long rows in chunks of a block each.
     Adaptive,
 }
 
 impl CsrKernel {
-    pub const ALL: [CsrKernel; 7] = [
+    pub const ALL: [CsrKernel; 9] = [
         CsrKernel::Scalar,
         CsrKernel::NnzAtomic,
         CsrKernel::WarpShuffle,
         CsrKernel::WarpShared,
         CsrKernel::WarpLdg,
         CsrKernel::Vector(8),
+        CsrKernel::Merge,
+        CsrKernel::Gaps16,
         CsrKernel::Adaptive,
     ];
 
@@ -178,6 +249,8 @@ impl CsrKernel {
             CsrKernel::WarpShared => "csr-warp-shared".into(),
             CsrKernel::WarpLdg => "csr-warp-ldg".into(),
             CsrKernel::Vector(w) => format!("csr-vector{w}"),
+            CsrKernel::Merge => "csr-merge".into(),
+            CsrKernel::Gaps16 => "csr-gaps16".into(),
             CsrKernel::Adaptive => "csr-adaptive".into(),
         }
     }
@@ -238,6 +311,10 @@ pub fn spmv<T: Scalar>(
                 kernels::nnz_atomic(gpu, launch, rows, nnz, row_ptr, col_idx, values, x, y)
             }
             CsrKernel::Vector(width) => launch_vector(gpu, a, width, u32::MAX, x, y),
+            CsrKernel::Merge => launch_merge(gpu, a, x, y),
+            CsrKernel::Gaps16 => launch_gaps16(gpu, a, x, y),
+            CsrKernel::Adaptive if a.plan.path == CsrPath::Merge => launch_merge(gpu, a, x, y),
+            CsrKernel::Adaptive if a.plan.path == CsrPath::Gaps16 => launch_gaps16(gpu, a, x, y),
             CsrKernel::Adaptive => {
                 launch_vector(gpu, a, a.plan.width, a.plan.long_row, x, y)?;
                 if let Some((chunk_rows, chunk_starts)) = &a.long_chunks {
@@ -261,6 +338,100 @@ pub fn spmv<T: Scalar>(
             }
         }
     }
+}
+
+/// The merge-path kernel, then the fix-up of the rows that cross tiles.
+fn launch_merge<T: Scalar>(
+    gpu: &Gpu,
+    a: &DeviceCsr<T>,
+    x: &CudaSlice<T>,
+    y: &mut CudaSlice<T>,
+) -> Result<()> {
+    let tiles = a.merge_tile_rows.len() - 1;
+    let (rows, nnz, tiles32) = (a.rows as u32, a.nnz as u32, tiles as u32);
+    let mut carries = a.merge_carries.lock().unwrap();
+    let warps = BlockWarps::DEFAULT.warps();
+    let launch = Launch::warp_per_item(tiles, warps)
+        .shared(warps as usize * abi::spmv::merge_warp_bytes(size_of::<T>()));
+    // SAFETY: the partition was computed from this matrix's row pointers (tiles + 1 entries,
+    // tiles carries); x and y have the checked lengths; the fix-up runs after the product.
+    unsafe {
+        kernels::merge(
+            gpu,
+            launch,
+            rows,
+            nnz,
+            tiles32,
+            &a.merge_tile_rows,
+            &a.row_ptr,
+            &a.col_idx,
+            &a.values,
+            x,
+            y,
+            &mut *carries,
+        )?;
+        kernels::merge_fixup(gpu, Launch::linear(tiles, 256), rows, tiles32, &a.merge_tile_rows, &*carries, y)
+    }
+}
+
+/// The vector kernel over the 16-bit column gaps, at the plan's width.
+fn launch_gaps16<T: Scalar>(
+    gpu: &Gpu,
+    a: &DeviceCsr<T>,
+    x: &CudaSlice<T>,
+    y: &mut CudaSlice<T>,
+) -> Result<()> {
+    let Some((row_base, gaps)) = &a.gaps16 else {
+        return Err(Error::InvalidInput(
+            "csr-gaps16: a gap between consecutive columns of a row exceeds 16 bits on this matrix".into(),
+        ));
+    };
+    let width = a.plan.width;
+    let launch = Launch::linear(a.rows.saturating_mul(width as usize), VECTOR_BLOCK);
+    // SAFETY: the gaps were built from this matrix's rows; x and y have the checked lengths.
+    unsafe { kernels::gaps16(gpu, launch, width, a.rows as u32, &a.row_ptr, row_base, gaps, &a.values, x, y) }
+}
+
+/// Each row's first column and the gaps between its consecutive columns (the first 0), or
+/// None when a gap does not fit in 16 bits.
+pub fn column_gaps(row_ptr: &[u32], col_idx: &[u32]) -> Option<(Vec<u32>, Vec<u16>)> {
+    let rows = row_ptr.len().saturating_sub(1);
+    let mut base = vec![0u32; rows];
+    let mut gaps = vec![0u16; col_idx.len()];
+    for row in 0..rows {
+        let (start, end) = (row_ptr[row] as usize, row_ptr[row + 1] as usize);
+        if start == end {
+            continue;
+        }
+        base[row] = col_idx[start];
+        for j in start + 1..end {
+            gaps[j] = u16::try_from(col_idx[j] - col_idx[j - 1]).ok()?;
+        }
+    }
+    Some((base, gaps))
+}
+
+/// Where each merge-path tile starts: for every multiple d of `MERGE_TILE` items (and the end,
+/// `rows + nnz`), the row in progress at item d, the nonzero being d minus that row. The path
+/// takes a row's end once all its nonzeros are taken.
+pub fn merge_partition(row_ptr: &[u32]) -> Vec<u32> {
+    let rows = row_ptr.len().saturating_sub(1);
+    let nnz = row_ptr.last().copied().unwrap_or(0) as usize;
+    let total = rows + nnz;
+    let tile = abi::spmv::MERGE_TILE as usize;
+    let tiles = total.div_ceil(tile).max(1);
+    (0..=tiles)
+        .map(|t| {
+            let d = (t * tile).min(total);
+            // The largest row count r with row_ptr[r] + r <= d: rows before r have ended.
+            let (mut lo, mut hi) = (d.saturating_sub(nnz), d.min(rows));
+            while lo < hi {
+                let pivot = (lo + hi) / 2;
+                if row_ptr[pivot + 1] as usize <= d - pivot - 1 { lo = pivot + 1 } else { hi = pivot }
+            }
+            lo as u32
+        })
+        .collect()
 }
 
 /// The vector kernel at `width` lanes per row; rows longer than `long_row` are left to the
@@ -290,6 +461,38 @@ mod tests {
             assert_eq!(CsrKernel::from_name(&k.name()), Some(k));
         }
         assert_eq!(CsrKernel::from_name("csr-vector3"), None);
+    }
+
+    #[test]
+    fn merge_partition_starts_every_tile_on_the_merge_path() {
+        let tile = abi::spmv::MERGE_TILE as usize;
+        // Rows of 0, 300, 0, 0, 5 and 700 nonzeros, then 1000 empty rows.
+        let mut row_ptr = vec![0u32];
+        for len in [0, 300, 0, 0, 5, 700].into_iter().chain([0; 1000]) {
+            row_ptr.push(row_ptr.last().unwrap() + len);
+        }
+        let (rows, nnz) = (row_ptr.len() - 1, *row_ptr.last().unwrap() as usize);
+        let starts = merge_partition(&row_ptr);
+        assert_eq!(starts.len(), (rows + nnz).div_ceil(tile) + 1);
+        assert_eq!((starts[0], *starts.last().unwrap()), (0, rows as u32));
+        for (t, &row) in starts.iter().enumerate() {
+            let d = (t * tile).min(rows + nnz);
+            let (row, nz) = (row as usize, d - row as usize);
+            // Rows before `row` have ended by nonzero nz; row `row` has not.
+            assert!(row == 0 || row_ptr[row] as usize <= nz, "tile {t}");
+            assert!(row == rows || nz <= row_ptr[row + 1] as usize, "tile {t}");
+        }
+        assert_eq!(CsrPlan::new(&row_ptr).path, CsrPath::Merge, "mostly empty rows: merge-path tiles");
+        assert_eq!(CsrPlan::new(&[0, 3, 6, 9]).path, CsrPath::Vector, "even rows: vectors");
+    }
+
+    #[test]
+    fn column_gaps_where_they_fit() {
+        // Rows {3, 5, 70000}, {}, {65536 + 7}.
+        let (row_ptr, cols) = ([0, 3, 3, 4], [3, 5, 70_000, 65_543]);
+        assert_eq!(column_gaps(&row_ptr, &cols), None, "5 -> 70000 does not fit");
+        let cols = [3, 5, 65_000, 65_543];
+        assert_eq!(column_gaps(&row_ptr, &cols), Some((vec![3, 0, 65_543], vec![0, 2, 64_995, 0])));
     }
 
     #[test]

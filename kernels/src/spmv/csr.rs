@@ -4,6 +4,8 @@
 //! (nnz each), `x` (cols), `y` (rows). Launch shapes are given per kernel; every kernel
 //! checks its row or nonzero index against the sizes passed in.
 
+use abi::spmv::{MERGE_ITEMS_PER_LANE as ITEMS, MERGE_TILE as TILE};
+
 use crate::device::memory::load_nc;
 use crate::device::shared;
 use crate::device::thread::{WARP_SIZE, block_dim_x, index_1d, lane_id, sync_threads, thread_idx_x, warp_id};
@@ -246,6 +248,71 @@ pub unsafe fn vector<T: Float, const W: u32>(
     }
 }
 
+/// Kernel 8: [`vector`] on a compressed copy of the column indices: each row's first column
+/// (`row_base`) and the gaps between its consecutive columns (`gaps`, 16 bits each, the first
+/// 0), so 2 bytes per nonzero instead of 4. A group of `W` lanes per row takes the row `W`
+/// entries at a time and rebuilds their columns by a prefix sum of the gaps across the group.
+/// The host builds the copy only where every gap fits. Launch: as [`vector`].
+#[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, T = f32 | f64)]
+#[inline(always)]
+pub unsafe fn gaps16<T: Float, const W: u32>(
+    rows: u32,
+    row_ptr: *const u32,
+    row_base: *const u32,
+    gaps: *const u16,
+    values: *const T,
+    x: *const T,
+    y: *mut T,
+) {
+    let row = index_1d() / W;
+    let lane = lane_id() % W;
+    let last_lane_of_group = lane_id() - lane + W - 1;
+    // SAFETY: row < rows.
+    let (start, end, base) = if row < rows {
+        unsafe {
+            (
+                load_nc(row_ptr.add(row as usize)),
+                load_nc(row_ptr.add(row as usize + 1)),
+                load_nc(row_base.add(row as usize)),
+            )
+        }
+    } else {
+        (0, 0, 0)
+    };
+    // Every lane runs the warp's longest row's steps: the scans' shuffles need all of them.
+    let steps = warp::reduce_max((end - start).div_ceil(W));
+    let mut column = base; // the column of the group's last entry so far
+    let mut sum = T::ZERO;
+    for step in 0..steps {
+        let j = start + step * W + lane;
+        // SAFETY: j < end <= nnz.
+        let mut gap = if j < end { u32::from(unsafe { load_nc(gaps.add(j as usize)) }) } else { 0 };
+        let mut offset = 1;
+        while offset < W {
+            let before = warp::shuffle_up(gap, offset);
+            if lane >= offset {
+                gap += before;
+            }
+            offset *= 2;
+        }
+        let col = column + gap;
+        if j < end {
+            // SAFETY: the rebuilt column is the row's, < cols.
+            sum = unsafe { load_nc(values.add(j as usize)).mul_add(load_nc(x.add(col as usize)), sum) };
+        }
+        column = warp::shuffle_idx(col, last_lane_of_group);
+    }
+    let mut offset = W / 2;
+    while offset > 0 {
+        sum = sum + warp::shuffle_xor(sum, offset);
+        offset /= 2;
+    }
+    if lane == 0 && row < rows {
+        // SAFETY: row < rows.
+        unsafe { *y.add(row as usize) = sum };
+    }
+}
+
 /// The long rows [`vector`] zeroed, cut into chunks of at most `chunk` nonzeros so that even a
 /// row of millions spreads over the whole GPU: one warp per chunk, a shuffle reduction, and an
 /// atomic add into the row's y. Launch: one warp per chunk.
@@ -274,6 +341,149 @@ pub unsafe fn long_row_chunks<T: Float>(
         let sum = warp::reduce_sum(row_dot(col_idx, values, x, lane_id(), start, end, WARP_SIZE));
         if lane_id() == 0 {
             atomic::add(y.add(row as usize), sum);
+        }
+    }
+}
+
+/// Kernel 7: merge-path load balance (Merrill and Garland's CSR merge), for skewed rows and
+/// empty-row-heavy matrices. The rows' ends and the nonzeros form one sequence of
+/// `rows + nnz` items; each warp takes a tile of `TILE` consecutive items, so every warp has
+/// the same work whatever the row lengths, and an empty row costs one item. The host computes
+/// where each tile starts (`tile_rows[w]`: the row in progress at item `w * TILE`; the nonzero
+/// is `w * TILE - tile_rows[w]`) once, at upload.
+///
+/// In a tile: the products `values[j] * x[col_idx[j]]` and the row ends are staged in shared
+/// memory (coalesced loads), then each lane walks `ITEMS` consecutive items: it stores the sum
+/// of every row that ends in its items, the first of them plus what earlier lanes carried in
+/// (a segmented scan of the lanes' carries by shuffles). A row still open at the end of the
+/// tile leaves its partial sum in `carries[w]`: [`merge_fixup`] adds it to the row afterwards.
+/// Launch: a warp per tile, blocks of whole warps; shared bytes:
+/// `abi::spmv::merge_shared_bytes` for the block's warps.
+#[gpu::kernel(T = f32 | f64)]
+pub unsafe fn merge<T: Float>(
+    rows: u32,
+    nnz: u32,
+    tiles: u32,
+    tile_rows: *const u32,
+    row_ptr: *const u32,
+    col_idx: *const u32,
+    values: *const T,
+    x: *const T,
+    y: *mut T,
+    carries: *mut T,
+) {
+    let tile = index_1d() / WARP_SIZE;
+    if tile >= tiles {
+        return; // the whole warp leaves together
+    }
+    let lane = lane_id();
+    // This warp's slice of shared memory: TILE products, then TILE + 1 row ends.
+    let products = shared::dynamic::<T>()
+        .after::<T>(warp_id() * abi::spmv::merge_warp_elements(core::mem::size_of::<T>()));
+    let row_ends = products.after::<u32>(TILE);
+    // SAFETY (global loads): tile < tiles, and tile_rows has tiles + 1 entries; rows below
+    // `rows`, nonzeros below `nnz`, columns below the length of x.
+    let (first_item, end_item) = (tile * TILE, ((tile + 1) * TILE).min(rows + nnz));
+    let (row0, row1) =
+        unsafe { (load_nc(tile_rows.add(tile as usize)), load_nc(tile_rows.add(tile as usize + 1))) };
+    let (nz0, nz1) = (first_item - row0, end_item - row1);
+    // The ends of rows row0..=row1 (the last may be past the matrix: never reached).
+    let mut i = lane;
+    while i <= row1 - row0 {
+        let row = row0 + i;
+        let end = if row < rows { unsafe { load_nc(row_ptr.add(row as usize + 1)) } } else { u32::MAX };
+        // SAFETY (shared): i <= row1 - row0 <= TILE.
+        unsafe { row_ends.set(i, end) };
+        i += WARP_SIZE;
+    }
+    let mut j = nz0 + lane;
+    while j < nz1 {
+        let product = unsafe {
+            load_nc(values.add(j as usize)) * load_nc(x.add(load_nc(col_idx.add(j as usize)) as usize))
+        };
+        // SAFETY (shared): j - nz0 < TILE.
+        unsafe { products.set(j - nz0, product) };
+        j += WARP_SIZE;
+    }
+    sync_warp();
+
+    // This lane's items: its start on the merge path (a search of the staged row ends), then
+    // ITEMS steps, each a nonzero of the current row or the end of the row.
+    let (tile_rows_len, tile_nnz) = (row1 - row0, nz1 - nz0);
+    let diagonal = (lane * ITEMS).min(tile_rows_len + tile_nnz);
+    let last = ((lane + 1) * ITEMS).min(tile_rows_len + tile_nnz);
+    let (mut lo, mut hi) = (diagonal.saturating_sub(tile_nnz), diagonal.min(tile_rows_len));
+    while lo < hi {
+        let pivot = (lo + hi) / 2;
+        // SAFETY (shared): pivot < tile_rows_len <= TILE.
+        if unsafe { row_ends.get(pivot) } - nz0 <= diagonal - pivot - 1 { lo = pivot + 1 } else { hi = pivot }
+    }
+    let (mut row, mut nz) = (lo, nz0 + diagonal - lo); // row relative to row0, nz absolute
+    let mut sum = T::ZERO;
+    let mut first_end = None; // (row, sum) of the first row this lane ends
+    for _ in diagonal..last {
+        // SAFETY (shared): row <= tile_rows_len, nz - nz0 < tile_nnz while nz < the row's end.
+        let row_end = unsafe { row_ends.get(row) };
+        if nz < row_end {
+            sum = sum + unsafe { products.get(nz - nz0) };
+            nz += 1;
+        } else {
+            if first_end.is_none() {
+                first_end = Some((row, sum));
+            } else {
+                // SAFETY: row0 + row < rows (it ended).
+                unsafe { *y.add((row0 + row) as usize) = sum };
+            }
+            sum = T::ZERO;
+            row += 1;
+        }
+    }
+
+    // What earlier lanes carry into this lane's first row: a segmented inclusive scan of the
+    // lanes' open sums, restarting at every lane that ended a row.
+    let ends_a_row = first_end.is_some() as u32;
+    let (mut carried, mut segment_start) = (sum, ends_a_row);
+    let mut offset = 1;
+    while offset < WARP_SIZE {
+        let (before, before_start) =
+            (warp::shuffle_up(carried, offset), warp::shuffle_up(segment_start, offset));
+        if lane >= offset && segment_start == 0 {
+            carried = carried + before;
+            segment_start = before_start;
+        }
+        offset *= 2;
+    }
+    let carry_in = warp::shuffle_up(carried, 1);
+    if let Some((first_row, first_sum)) = first_end {
+        let total = if lane > 0 { first_sum + carry_in } else { first_sum };
+        // SAFETY: row0 + first_row < rows (it ended).
+        unsafe { *y.add((row0 + first_row) as usize) = total };
+    }
+    if lane == WARP_SIZE - 1 {
+        // SAFETY: tile < tiles, the length of carries.
+        unsafe { *carries.add(tile as usize) = carried };
+    }
+}
+
+/// Adds each tile's open sum (the row in progress at its end, `tile_rows[tile + 1]`) into y,
+/// after [`merge`]. Launch: a thread per tile.
+#[gpu::kernel(T = f32 | f64)]
+pub unsafe fn merge_fixup<T: Float>(
+    rows: u32,
+    tiles: u32,
+    tile_rows: *const u32,
+    carries: *const T,
+    y: *mut T,
+) {
+    let tile = index_1d();
+    if tile < tiles {
+        // SAFETY: tile < tiles; tile_rows has tiles + 1 entries; the row is checked.
+        unsafe {
+            let row = load_nc(tile_rows.add(tile as usize + 1));
+            let carry = load_nc(carries.add(tile as usize));
+            if row < rows && carry != T::ZERO {
+                atomic::add(y.add(row as usize), carry);
+            }
         }
     }
 }

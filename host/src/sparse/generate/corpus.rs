@@ -37,6 +37,20 @@ pub fn edge_cases<T: Scalar>() -> Vec<(String, Csr<T>)> {
     }
     add("70x300 one very long row", long_row);
 
+    // One row holding most of the nonzeros (it spans many merge-path tiles), the rest short.
+    let mut most_in_one = random_coo(&mut rng, 2000, 3000, 0.0005, |row| row != 1500);
+    for col in 0..2900 {
+        most_in_one.push(1500, col, T::from_f64(random_value(&mut rng)));
+    }
+    add("2000x3000 one row holding most nonzeros", most_in_one);
+
+    // A single dense column: every row couples to column 0 (a ground net).
+    let mut dense_column = random_coo(&mut rng, 1500, 1500, 0.002, |_| true);
+    for row in 0..1500 {
+        dense_column.push(row, 0, T::from_f64(random_value(&mut rng)));
+    }
+    add("1500x1500 one dense column", dense_column);
+
     // Each entry given in up to three pieces, out of order: conversion must sum them.
     let mut duplicates = Coo::new(20, 20);
     for entry in 0..60u32 {
