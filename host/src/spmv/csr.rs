@@ -4,6 +4,8 @@
 //! column gaps where they fit (fewer bytes to move).
 
 use std::sync::Mutex;
+
+use rayon::prelude::*;
 use std::time::Instant;
 
 use super::gpu::{BlockWarps, check_vectors, to_u32};
@@ -13,6 +15,7 @@ use crate::gpu::{CudaSlice, Gpu, Launch};
 use crate::kernels::spmv::csr as kernels;
 use crate::memory::Footprint;
 use crate::sparse::Csr;
+use crate::sparse::split_at_bounds;
 
 /// A CSR matrix in device memory, with the analysis the adaptive kernel uses.
 pub struct DeviceCsr<T> {
@@ -393,22 +396,32 @@ fn launch_gaps16<T: Scalar>(
 }
 
 /// Each row's first column and the gaps between its consecutive columns (the first 0), or
-/// None when a gap does not fit in 16 bits.
+/// None when a gap does not fit in 16 bits. Rows in parallel, in chunks.
 pub fn column_gaps(row_ptr: &[u32], col_idx: &[u32]) -> Option<(Vec<u32>, Vec<u16>)> {
+    const ROWS_PER_CHUNK: usize = 4096;
     let rows = row_ptr.len().saturating_sub(1);
-    let mut base = vec![0u32; rows];
+    let bounds: Vec<usize> = (0..rows.div_ceil(ROWS_PER_CHUNK) + 1)
+        .map(|c| row_ptr[(c * ROWS_PER_CHUNK).min(rows)] as usize)
+        .collect();
     let mut gaps = vec![0u16; col_idx.len()];
-    for row in 0..rows {
-        let (start, end) = (row_ptr[row] as usize, row_ptr[row + 1] as usize);
-        if start == end {
-            continue;
-        }
-        base[row] = col_idx[start];
-        for j in start + 1..end {
-            gaps[j] = u16::try_from(col_idx[j] - col_idx[j - 1]).ok()?;
-        }
-    }
-    Some((base, gaps))
+    let fits = split_at_bounds(&mut gaps, &bounds).into_par_iter().enumerate().all(|(chunk, chunk_gaps)| {
+        let first_row = chunk * ROWS_PER_CHUNK;
+        let base = bounds[chunk];
+        (first_row..(first_row + ROWS_PER_CHUNK).min(rows)).all(|row| {
+            let (start, end) = (row_ptr[row] as usize, row_ptr[row + 1] as usize);
+            (start + 1..end).all(|j| match u16::try_from(col_idx[j] - col_idx[j - 1]) {
+                Ok(gap) => {
+                    chunk_gaps[j - base] = gap;
+                    true
+                }
+                Err(_) => false,
+            })
+        })
+    });
+    let first_columns = (0..rows)
+        .into_par_iter()
+        .map(|r| if row_ptr[r] < row_ptr[r + 1] { col_idx[row_ptr[r] as usize] } else { 0 });
+    fits.then(|| (first_columns.collect(), gaps))
 }
 
 /// Where each merge-path tile starts: for every multiple d of `MERGE_TILE` items (and the end,
@@ -421,13 +434,14 @@ pub fn merge_partition(row_ptr: &[u32]) -> Vec<u32> {
     let tile = abi::spmv::MERGE_TILE as usize;
     let tiles = total.div_ceil(tile).max(1);
     (0..=tiles)
+        .into_par_iter()
         .map(|t| {
             let d = (t * tile).min(total);
             // The largest row count r with row_ptr[r] + r <= d: rows before r have ended.
             let (mut lo, mut hi) = (d.saturating_sub(nnz), d.min(rows));
             while lo < hi {
                 let pivot = (lo + hi) / 2;
-                if row_ptr[pivot + 1] as usize <= d - pivot - 1 { lo = pivot + 1 } else { hi = pivot }
+                if (row_ptr[pivot + 1] as usize) < d - pivot { lo = pivot + 1 } else { hi = pivot }
             }
             lo as u32
         })

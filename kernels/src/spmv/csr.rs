@@ -279,29 +279,43 @@ pub unsafe fn gaps16<T: Float, const W: u32>(
     } else {
         (0, 0, 0)
     };
-    // Every lane runs the warp's longest row's steps: the scans' shuffles need all of them.
-    let steps = warp::reduce_max((end - start).div_ceil(W));
-    let mut column = base; // the column of the group's last entry so far
-    let mut sum = T::ZERO;
-    for step in 0..steps {
-        let j = start + step * W + lane;
-        // SAFETY: j < end <= nnz.
-        let mut gap = if j < end { u32::from(unsafe { load_nc(gaps.add(j as usize)) }) } else { 0 };
+    // Every lane runs the warp's longest row's steps (the scans' shuffles need all of them),
+    // 2 W entries a step: two loads of x in flight per lane, as in `vector`.
+    let steps = warp::reduce_max((end - start).div_ceil(2 * W));
+    // The columns of a group's W entries: the column before them plus the prefix sums of
+    // their gaps across the group.
+    let columns = |before: u32, gap: u32| {
+        let mut gap = gap;
         let mut offset = 1;
         while offset < W {
-            let before = warp::shuffle_up(gap, offset);
+            let earlier = warp::shuffle_up(gap, offset);
             if lane >= offset {
-                gap += before;
+                gap += earlier;
             }
             offset *= 2;
         }
-        let col = column + gap;
-        if j < end {
-            // SAFETY: the rebuilt column is the row's, < cols.
-            sum = unsafe { load_nc(values.add(j as usize)).mul_add(load_nc(x.add(col as usize)), sum) };
+        before + gap
+    };
+    // SAFETY (loads): every j read is < end <= nnz; rebuilt columns are the row's, < cols.
+    let gap = |j: u32| if j < end { u32::from(unsafe { load_nc(gaps.add(j as usize)) }) } else { 0 };
+    let value = |j: u32| if j < end { unsafe { load_nc(values.add(j as usize)) } } else { T::ZERO };
+    let mut column = base; // the column of the row's last entry so far
+    let (mut sum0, mut sum1) = (T::ZERO, T::ZERO);
+    for step in 0..steps {
+        let j0 = start + step * 2 * W + lane;
+        let j1 = j0 + W;
+        let (g0, g1, v0, v1) = (gap(j0), gap(j1), value(j0), value(j1));
+        let c0 = columns(column, g0);
+        let c1 = columns(warp::shuffle_idx(c0, last_lane_of_group), g1);
+        column = warp::shuffle_idx(c1, last_lane_of_group);
+        if j0 < end {
+            sum0 = v0.mul_add(unsafe { load_nc(x.add(c0 as usize)) }, sum0);
         }
-        column = warp::shuffle_idx(col, last_lane_of_group);
+        if j1 < end {
+            sum1 = v1.mul_add(unsafe { load_nc(x.add(c1 as usize)) }, sum1);
+        }
     }
+    let mut sum = sum0 + sum1;
     let mut offset = W / 2;
     while offset > 0 {
         sum = sum + warp::shuffle_xor(sum, offset);
@@ -396,14 +410,23 @@ pub unsafe fn merge<T: Float>(
         unsafe { row_ends.set(i, end) };
         i += WARP_SIZE;
     }
+    // Two products in flight per lane.
+    let product = |j: u32| unsafe {
+        load_nc(values.add(j as usize)) * load_nc(x.add(load_nc(col_idx.add(j as usize)) as usize))
+    };
     let mut j = nz0 + lane;
-    while j < nz1 {
-        let product = unsafe {
-            load_nc(values.add(j as usize)) * load_nc(x.add(load_nc(col_idx.add(j as usize)) as usize))
-        };
+    while j + WARP_SIZE < nz1 {
+        let (p0, p1) = (product(j), product(j + WARP_SIZE));
+        // SAFETY (shared): j + 32 - nz0 < TILE.
+        unsafe {
+            products.set(j - nz0, p0);
+            products.set(j + WARP_SIZE - nz0, p1);
+        }
+        j += 2 * WARP_SIZE;
+    }
+    if j < nz1 {
         // SAFETY (shared): j - nz0 < TILE.
-        unsafe { products.set(j - nz0, product) };
-        j += WARP_SIZE;
+        unsafe { products.set(j - nz0, product(j)) };
     }
     sync_warp();
 
@@ -416,7 +439,7 @@ pub unsafe fn merge<T: Float>(
     while lo < hi {
         let pivot = (lo + hi) / 2;
         // SAFETY (shared): pivot < tile_rows_len <= TILE.
-        if unsafe { row_ends.get(pivot) } - nz0 <= diagonal - pivot - 1 { lo = pivot + 1 } else { hi = pivot }
+        if unsafe { row_ends.get(pivot) } - nz0 < diagonal - pivot { lo = pivot + 1 } else { hi = pivot }
     }
     let (mut row, mut nz) = (lo, nz0 + diagonal - lo); // row relative to row0, nz absolute
     let mut sum = T::ZERO;
