@@ -200,6 +200,11 @@ impl<T: Scalar> DeviceCsr<T> {
         Ok(())
     }
 
+    /// Whether the column gaps fit 16 bits, so that [`CsrKernel::Gaps16`] can run.
+    pub fn has_gaps16(&self) -> bool {
+        self.gaps16.is_some()
+    }
+
     /// Bytes a kernel must move at least: the matrix once, x once, y written once.
     pub fn min_traffic_bytes(&self) -> usize {
         let elem = size_of::<T>();
