@@ -6,7 +6,7 @@
 
 use abi::spmv::{MERGE_ITEMS_PER_LANE as ITEMS, MERGE_TILE as TILE};
 
-use crate::device::memory::{load_nc, load_stream};
+use crate::device::memory::load_nc;
 use crate::device::shared;
 use crate::device::thread::{WARP_SIZE, block_dim_x, index_1d, lane_id, sync_threads, thread_idx_x, warp_id};
 use crate::device::warp::{self, sync_warp};
@@ -410,10 +410,9 @@ pub unsafe fn merge<T: Float>(
         unsafe { row_ends.set(i, end) };
         i += WARP_SIZE;
     }
-    // Two products in flight per lane. The matrix streams past with the L2 evict-first policy,
-    // so that the gathered x stays in L2 (the matrices this kernel suits gather from all over x).
+    // Two products in flight per lane.
     let product = |j: u32| unsafe {
-        load_stream(values.add(j as usize)) * load_nc(x.add(load_stream(col_idx.add(j as usize)) as usize))
+        load_nc(values.add(j as usize)) * load_nc(x.add(load_nc(col_idx.add(j as usize)) as usize))
     };
     let mut j = nz0 + lane;
     while j + WARP_SIZE < nz1 {
@@ -445,10 +444,9 @@ pub unsafe fn merge<T: Float>(
     let (mut row, mut nz) = (lo, nz0 + diagonal - lo); // row relative to row0, nz absolute
     let mut sum = T::ZERO;
     let mut first_end = None; // (row, sum) of the first row this lane ends
-    // SAFETY (shared): row <= tile_rows_len (a lane ends at most the tile's rows), and
-    // nz - nz0 < tile_nnz while nz is below the row's end.
-    let mut row_end = unsafe { row_ends.get(row) };
     for _ in diagonal..last {
+        // SAFETY (shared): row <= tile_rows_len, nz - nz0 < tile_nnz while nz < the row's end.
+        let row_end = unsafe { row_ends.get(row) };
         if nz < row_end {
             sum = sum + unsafe { products.get(nz - nz0) };
             nz += 1;
@@ -461,7 +459,6 @@ pub unsafe fn merge<T: Float>(
             }
             sum = T::ZERO;
             row += 1;
-            row_end = unsafe { row_ends.get(row) };
         }
     }
 
