@@ -236,14 +236,24 @@ pub unsafe fn vector<T: Float, const W: u32>(
             sum0 = load_nc(values.add(j as usize)).mul_add(load_nc(x.add(c0 as usize)), sum0);
         }
     }
-    let mut sum = sum0 + sum1;
+    // SAFETY: y holds `rows` values. A long row's sum (zero here) is added by `long_row_chunks`.
+    unsafe { store_group_sum::<T, W>(sum0 + sum1, row, rows, y) };
+}
+
+/// Adds up the sums of a group of `W` lanes (a shuffle tree; every lane of the warp takes part)
+/// and stores the total in `y[row]` from the group's first lane, if `row < rows`.
+///
+/// # Safety
+/// `y` holds `rows` values.
+#[inline(always)]
+unsafe fn store_group_sum<T: Float, const W: u32>(mut sum: T, row: u32, rows: u32, y: *mut T) {
     let mut offset = W / 2;
     while offset > 0 {
         sum = sum + warp::shuffle_xor(sum, offset);
         offset /= 2;
     }
-    if lane == 0 && row < rows {
-        // SAFETY: row < rows. A long row's sum (zero here) is added by `long_row_chunks`.
+    if lane_id().is_multiple_of(W) && row < rows {
+        // SAFETY: row < rows.
         unsafe { *y.add(row as usize) = sum };
     }
 }
@@ -315,16 +325,8 @@ pub unsafe fn gaps16<T: Float, const W: u32>(
             sum1 = v1.mul_add(unsafe { load_nc(x.add(c1 as usize)) }, sum1);
         }
     }
-    let mut sum = sum0 + sum1;
-    let mut offset = W / 2;
-    while offset > 0 {
-        sum = sum + warp::shuffle_xor(sum, offset);
-        offset /= 2;
-    }
-    if lane == 0 && row < rows {
-        // SAFETY: row < rows.
-        unsafe { *y.add(row as usize) = sum };
-    }
+    // SAFETY: y holds `rows` values.
+    unsafe { store_group_sum::<T, W>(sum0 + sum1, row, rows, y) };
 }
 
 /// The long rows [`vector`] zeroed, cut into chunks of at most `chunk` nonzeros so that even a

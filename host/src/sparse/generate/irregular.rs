@@ -108,16 +108,7 @@ pub fn web<T: Scalar>(n: usize, seed: u64) -> Result<Csr<T>> {
         cols.dedup();
         cols
     };
-    build(
-        n,
-        n,
-        seed,
-        |r, _| row(r).len(),
-        |r, rng, row_cols, row_values| {
-            row_cols.copy_from_slice(&row(r));
-            row_values.iter_mut().for_each(|v| *v = T::from_f64(random_value(rng)));
-        },
-    )
+    from_rows(n, seed, row, false)
 }
 
 /// Circuit-like: each row its diagonal and 1 to 3 entries within 8 of it (a netlist's local
@@ -159,18 +150,7 @@ pub fn circuit<T: Scalar>(n: usize, dense_rows: usize, dense_len: usize, seed: u
         cols.dedup();
         cols
     };
-    build(
-        n,
-        n,
-        seed,
-        |r, _| row(r).len(),
-        |r, rng, row_cols, row_values| {
-            row_cols.copy_from_slice(&row(r));
-            row_values.iter_mut().for_each(|v| *v = T::from_f64(random_value(rng)));
-            let diagonal = row_cols.binary_search(&(r as u32)).expect("every row holds its diagonal");
-            row_values[diagonal] = dominant_diagonal(row_values, diagonal);
-        },
-    )
+    from_rows(n, seed, row, true)
 }
 
 /// The graph Laplacian of the Delaunay triangulation of `n` uniformly random points of the
@@ -240,6 +220,31 @@ pub fn shuffle<T: Scalar>(a: &Csr<T>, seed: u64) -> Result<Csr<T>> {
             for ((slot, value), (c, v)) in row_cols.iter_mut().zip(row_values.iter_mut()).zip(entries) {
                 *slot = c;
                 *value = v;
+            }
+        },
+    )
+}
+
+/// An `n x n` matrix whose row r holds the columns `row(r)` (sorted, distinct; called twice
+/// per row, so a pure function of r), random values, and with `dominant` a diagonal of
+/// `1 + sum |off-diagonal|` (every row must then hold its diagonal).
+fn from_rows<T: Scalar>(
+    n: usize,
+    seed: u64,
+    row: impl Fn(usize) -> Vec<u32> + Sync,
+    dominant: bool,
+) -> Result<Csr<T>> {
+    build(
+        n,
+        n,
+        seed,
+        |r, _| row(r).len(),
+        |r, rng, row_cols, row_values| {
+            row_cols.copy_from_slice(&row(r));
+            row_values.iter_mut().for_each(|v| *v = T::from_f64(random_value(rng)));
+            if dominant {
+                let diagonal = row_cols.binary_search(&(r as u32)).expect("every row holds its diagonal");
+                row_values[diagonal] = dominant_diagonal(row_values, diagonal);
             }
         },
     )
