@@ -145,19 +145,9 @@ impl<'a, T> MatrixViewMut<'a, T> {
         )
     }
 
-    /// The block, read-only, for as long as it is borrowed.
-    pub fn view(&self) -> MatrixView<'_, T> {
-        MatrixView { block: self.block, _buffer: PhantomData }
-    }
-
     /// The block, read-only, for the rest of its lifetime.
     pub fn into_view(self) -> MatrixView<'a, T> {
         MatrixView { block: self.block, _buffer: PhantomData }
-    }
-
-    /// The same block again, for one more launch (the borrow keeps `self` unused meanwhile).
-    pub fn reborrow(&mut self) -> MatrixViewMut<'_, T> {
-        MatrixViewMut { block: self.block, _buffer: PhantomData }
     }
 
     /// As [`MatrixView::of_type`].

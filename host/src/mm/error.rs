@@ -42,6 +42,8 @@ pub enum MmErrorKind {
     NegativeSize { what: &'static str, text: String },
     #[error("{what} `{text}` is too large ({reason})")]
     SizeTooLarge { what: &'static str, text: String, reason: &'static str },
+    #[error("{0}")]
+    NotEnoughMemory(String),
     #[error("a {symmetry} matrix must be square, this one is {rows} x {cols}")]
     NotSquare { symmetry: &'static str, rows: usize, cols: usize },
     #[error("entry {what} `{text}` is not a positive integer")]

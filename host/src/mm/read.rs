@@ -12,6 +12,7 @@ use super::lines::Lines;
 use super::{Field, Format, Header, MatrixMarket, Symmetry};
 use crate::Scalar;
 use crate::dense::DenseMatrix;
+use crate::memory::Footprint;
 use crate::sparse::Coo;
 
 /// The shortest coordinate entry line is `1 1\n`: a text of n bytes holds at most n / 4
@@ -288,6 +289,16 @@ fn read_entries<T: Scalar, R: Read>(
     if mirrored {
         capacity = capacity.saturating_mul(2);
     }
+    // The file's entries, as many as its text can hold, must fit the host's memory.
+    let entries = header.entries.min(fit_in(text_bytes, MIN_ENTRY_BYTES)) as u128 * (1 + mirrored as u128);
+    Footprint::new(format!(
+        "the {} entries of a {} x {} Matrix Market file",
+        header.entries, header.rows, header.cols
+    ))
+    .host::<u32>(2 * entries)
+    .host::<T>(entries)
+    .check_host()
+    .map_err(|e| MmErrorKind::NotEnoughMemory(e.to_string()))?;
     coo.row_indices.reserve(capacity);
     coo.col_indices.reserve(capacity);
     coo.values.reserve(capacity);

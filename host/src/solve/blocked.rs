@@ -72,7 +72,7 @@ pub struct BlockedLu<T> {
 
 impl<T: Scalar> BlockedLu<T> {
     /// Buffers for an n x n matrix; `tolerance` is the smallest usable pivot
-    /// (`lu::check_system` computes it).
+    /// (`solve::check_system` computes it).
     pub fn new(gpu: &Gpu, n: usize, tolerance: f64) -> Result<BlockedLu<T>> {
         check_gpu_size(n)?;
         let sms = gpu.props().sm_count.max(1) as usize;

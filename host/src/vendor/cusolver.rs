@@ -43,7 +43,7 @@ pub struct CusolverLu<T> {
 
 impl<T: Scalar> CusolverLu<T> {
     /// A handle and buffers for n x n; `tolerance` is the smallest usable pivot
-    /// (`dense::lu::check_system` computes it).
+    /// (`solve::check_system` computes it).
     pub fn new(gpu: &Gpu, n: usize, tolerance: f64) -> Result<CusolverLu<T>> {
         // SAFETY: only tries to dlopen the library; cudarc would panic on a missing one.
         if !unsafe { sys::is_culib_present() } {

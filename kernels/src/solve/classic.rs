@@ -10,7 +10,7 @@
 //!    row's multiple of the pivot row.
 //!
 //! Then back substitution: the report's single thread (`back_substitution`), or the parallel
-//! triangular solve of `lu::solve`.
+//! triangular solve (`solve::triangular`).
 
 use crate::device::Float;
 use crate::device::shared;
