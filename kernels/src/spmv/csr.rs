@@ -446,9 +446,10 @@ pub unsafe fn merge<T: Float>(
     let (mut row, mut nz) = (lo, nz0 + diagonal - lo); // row relative to row0, nz absolute
     let mut sum = T::ZERO;
     let mut first_end = None; // (row, sum) of the first row this lane ends
+    // SAFETY (shared): row <= tile_rows_len (a lane ends at most the tile's rows), and
+    // nz - nz0 < tile_nnz while nz is below the row's end.
+    let mut row_end = unsafe { row_ends.get(row) };
     for _ in diagonal..last {
-        // SAFETY (shared): row <= tile_rows_len, nz - nz0 < tile_nnz while nz < the row's end.
-        let row_end = unsafe { row_ends.get(row) };
         if nz < row_end {
             sum = sum + unsafe { products.get(nz - nz0) };
             nz += 1;
@@ -461,6 +462,7 @@ pub unsafe fn merge<T: Float>(
             }
             sum = T::ZERO;
             row += 1;
+            row_end = unsafe { row_ends.get(row) };
         }
     }
 
