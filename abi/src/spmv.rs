@@ -8,7 +8,7 @@ pub const fn nnz_atomic_shared_bytes(threads: u32, elem_size: usize) -> usize {
 
 /// Items (row ends and nonzeros) per lane of the merge-path CSR kernel, and per warp tile. Odd,
 /// so that the lanes' strided reads of the staged tile fall in distinct shared-memory banks.
-pub const MERGE_ITEMS_PER_LANE: u32 = 11;
+pub const MERGE_ITEMS_PER_LANE: u32 = 5;
 pub const MERGE_TILE: u32 = 32 * MERGE_ITEMS_PER_LANE;
 
 /// Shared bytes one warp of the merge-path kernel stages its tile in: the products (elements
