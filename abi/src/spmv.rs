@@ -6,16 +6,23 @@ pub const fn nnz_atomic_shared_bytes(threads: u32, elem_size: usize) -> usize {
     threads as usize * (elem_size + 4) + 16
 }
 
-/// Items (row ends and nonzeros) per lane of the merge-path CSR kernel, and per warp tile. Odd,
-/// so that the lanes' strided reads of the staged tile fall in distinct shared-memory banks.
-pub const MERGE_ITEMS_PER_LANE: u32 = 5;
-pub const MERGE_TILE: u32 = 32 * MERGE_ITEMS_PER_LANE;
+/// Items (row ends and nonzeros) per lane of the merge-path CSR kernel for elements of
+/// `elem_size` bytes: 5 for f64, 7 for f32. Odd, so that the lanes' strided reads of the staged
+/// tile fall in distinct shared-memory banks; the fastest of 5, 7, 8 and 11 (PERF.md).
+pub const fn merge_items_per_lane(elem_size: usize) -> u32 {
+    if elem_size == 8 { 5 } else { 7 }
+}
+
+/// Items of one warp's tile.
+pub const fn merge_tile(elem_size: usize) -> u32 {
+    32 * merge_items_per_lane(elem_size)
+}
 
 /// Shared bytes one warp of the merge-path kernel stages its tile in: the products (elements
-/// of `elem_size`), then TILE + 1 row ends, each part on a 16-byte boundary.
+/// of `elem_size`), then tile + 1 row ends, each part on a 16-byte boundary.
 pub const fn merge_warp_bytes(elem_size: usize) -> usize {
-    (MERGE_TILE as usize * elem_size).next_multiple_of(16)
-        + ((MERGE_TILE as usize + 1) * 4).next_multiple_of(16)
+    let tile = merge_tile(elem_size) as usize;
+    (tile * elem_size).next_multiple_of(16) + ((tile + 1) * 4).next_multiple_of(16)
 }
 
 /// The same, in elements of `elem_size` (warp w's slice starts w of these in).

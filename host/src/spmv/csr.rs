@@ -137,14 +137,16 @@ impl<T: Scalar> DeviceCsr<T> {
         to_u32(a.rows() + a.nnz(), "rows + nnz")?;
         let (nnz, elem) = (a.nnz() as u128, size_of::<T>() as u128);
         // The matrix, its 16-bit gaps and the merge-path partition.
-        let (rows, tiles) =
-            (a.rows() as u128, (a.rows() + a.nnz()).div_ceil(abi::spmv::MERGE_TILE as usize) as u128);
+        let (rows, tiles) = (
+            a.rows() as u128,
+            (a.rows() + a.nnz()).div_ceil(abi::spmv::merge_tile(size_of::<T>()) as usize) as u128,
+        );
         Footprint::new(format!("a {} x {} CSR matrix with {nnz} nonzeros", a.rows(), a.cols()))
             .device::<u8>(nnz * (6 + elem) + (rows + 1) * 8 + tiles * (4 + elem))
             .check_device(gpu)?;
         let started = Instant::now();
         let plan = CsrPlan::new(a.row_ptr());
-        let tile_rows = merge_partition(a.row_ptr());
+        let tile_rows = merge_partition(a.row_ptr(), abi::spmv::merge_tile(size_of::<T>()));
         let gaps = column_gaps(a.row_ptr(), a.col_indices());
         let analysis_ms = started.elapsed().as_secs_f64() * 1e3;
         let long_chunks = if plan.chunk_rows.is_empty() {
@@ -429,14 +431,14 @@ pub fn column_gaps(row_ptr: &[u32], col_idx: &[u32]) -> Option<(Vec<u32>, Vec<u1
     fits.then(|| (first_columns.collect(), gaps))
 }
 
-/// Where each merge-path tile starts: for every multiple d of `MERGE_TILE` items (and the end,
+/// Where each merge-path tile of `tile` items starts: for every multiple d of `tile` (and the end,
 /// `rows + nnz`), the row in progress at item d, the nonzero being d minus that row. The path
 /// takes a row's end once all its nonzeros are taken.
-pub fn merge_partition(row_ptr: &[u32]) -> Vec<u32> {
+pub fn merge_partition(row_ptr: &[u32], tile: u32) -> Vec<u32> {
     let rows = row_ptr.len().saturating_sub(1);
     let nnz = row_ptr.last().copied().unwrap_or(0) as usize;
     let total = rows + nnz;
-    let tile = abi::spmv::MERGE_TILE as usize;
+    let tile = tile as usize;
     let tiles = total.div_ceil(tile).max(1);
     (0..=tiles)
         .into_par_iter()
@@ -484,14 +486,14 @@ mod tests {
 
     #[test]
     fn merge_partition_starts_every_tile_on_the_merge_path() {
-        let tile = abi::spmv::MERGE_TILE as usize;
+        let tile = abi::spmv::merge_tile(8) as usize;
         // Rows of 0, 300, 0, 0, 5 and 700 nonzeros, then 1000 empty rows.
         let mut row_ptr = vec![0u32];
         for len in [0, 300, 0, 0, 5, 700].into_iter().chain([0; 1000]) {
             row_ptr.push(row_ptr.last().unwrap() + len);
         }
         let (rows, nnz) = (row_ptr.len() - 1, *row_ptr.last().unwrap() as usize);
-        let starts = merge_partition(&row_ptr);
+        let starts = merge_partition(&row_ptr, tile as u32);
         assert_eq!(starts.len(), (rows + nnz).div_ceil(tile) + 1);
         assert_eq!((starts[0], *starts.last().unwrap()), (0, rows as u32));
         for (t, &row) in starts.iter().enumerate() {

@@ -4,8 +4,6 @@
 //! (nnz each), `x` (cols), `y` (rows). Launch shapes are given per kernel; every kernel
 //! checks its row or nonzero index against the sizes passed in.
 
-use abi::spmv::{MERGE_ITEMS_PER_LANE as ITEMS, MERGE_TILE as TILE};
-
 use crate::device::memory::load_nc;
 use crate::device::shared;
 use crate::device::thread::{WARP_SIZE, block_dim_x, index_1d, lane_id, sync_threads, thread_idx_x, warp_id};
@@ -363,7 +361,8 @@ pub unsafe fn long_row_chunks<T: Float>(
 
 /// Kernel 7: merge-path load balance (Merrill and Garland's CSR merge), for skewed rows and
 /// empty-row-heavy matrices. The rows' ends and the nonzeros form one sequence of
-/// `rows + nnz` items; each warp takes a tile of `TILE` consecutive items, so every warp has
+/// `rows + nnz` items; each warp takes a tile of `TILE` consecutive items (`ITEMS` a lane,
+/// `abi::spmv::merge_items_per_lane`), so every warp has
 /// the same work whatever the row lengths, and an empty row costs one item. The host computes
 /// where each tile starts (`tile_rows[w]`: the row in progress at item `w * TILE`; the nonzero
 /// is `w * TILE - tile_rows[w]`) once, at upload.
@@ -388,6 +387,8 @@ pub unsafe fn merge<T: Float>(
     y: *mut T,
     carries: *mut T,
 ) {
+    let items = const { abi::spmv::merge_items_per_lane(core::mem::size_of::<T>()) };
+    let tile_len = WARP_SIZE * items;
     let tile = index_1d() / WARP_SIZE;
     if tile >= tiles {
         return; // the whole warp leaves together
@@ -396,10 +397,10 @@ pub unsafe fn merge<T: Float>(
     // This warp's slice of shared memory: TILE products, then TILE + 1 row ends.
     let products = shared::dynamic::<T>()
         .after::<T>(warp_id() * abi::spmv::merge_warp_elements(core::mem::size_of::<T>()));
-    let row_ends = products.after::<u32>(TILE);
+    let row_ends = products.after::<u32>(tile_len);
     // SAFETY (global loads): tile < tiles, and tile_rows has tiles + 1 entries; rows below
     // `rows`, nonzeros below `nnz`, columns below the length of x.
-    let (first_item, end_item) = (tile * TILE, ((tile + 1) * TILE).min(rows + nnz));
+    let (first_item, end_item) = (tile * tile_len, ((tile + 1) * tile_len).min(rows + nnz));
     let (row0, row1) =
         unsafe { (load_nc(tile_rows.add(tile as usize)), load_nc(tile_rows.add(tile as usize + 1))) };
     let (nz0, nz1) = (first_item - row0, end_item - row1);
@@ -435,8 +436,8 @@ pub unsafe fn merge<T: Float>(
     // This lane's items: its start on the merge path (a search of the staged row ends), then
     // ITEMS steps, each a nonzero of the current row or the end of the row.
     let (tile_rows_len, tile_nnz) = (row1 - row0, nz1 - nz0);
-    let diagonal = (lane * ITEMS).min(tile_rows_len + tile_nnz);
-    let last = ((lane + 1) * ITEMS).min(tile_rows_len + tile_nnz);
+    let diagonal = (lane * items).min(tile_rows_len + tile_nnz);
+    let last = ((lane + 1) * items).min(tile_rows_len + tile_nnz);
     let (mut lo, mut hi) = (diagonal.saturating_sub(tile_nnz), diagonal.min(tile_rows_len));
     while lo < hi {
         let pivot = (lo + hi) / 2;
