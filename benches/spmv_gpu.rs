@@ -117,11 +117,9 @@ fn main() {
     session.finish();
 }
 
-/// Whether `RGLA_BENCH_KERNELS` (a comma-separated list of name prefixes; unset: all) selects
-/// the kernel named `name`.
+/// Whether `RGLA_BENCH_KERNELS` selects the kernel named `name`.
 fn selected(name: &str) -> bool {
-    std::env::var("RGLA_BENCH_KERNELS")
-        .map_or(true, |list| list.split(',').map(str::trim).any(|p| !p.is_empty() && name.starts_with(p)))
+    rgla::bench::selected("RGLA_BENCH_KERNELS", name)
 }
 
 type Run<'r, T> = &'r mut dyn FnMut(&CudaSlice<T>, &mut CudaSlice<T>) -> Result<()>;
@@ -164,7 +162,8 @@ fn matrix<T: Scalar>(s: &mut Session, name: &str, a: &Csr<T>) {
     let dx = gpu.upload(&x).unwrap();
     let mut dy = gpu.zeros::<T>(a.rows()).unwrap();
     let poison = vec![T::from_f64(f64::NAN); a.rows()];
-    let tolerance = T::tolerance(a.row_stats().max);
+    let longest_row = a.row_stats().max;
+    let tolerance = T::tolerance(longest_row);
     let mut measure = |kernel: &str, kind: &str, bytes: f64, run: Run<T>| {
         if !selected(kernel) {
             return;
@@ -198,7 +197,7 @@ fn matrix<T: Scalar>(s: &mut Session, name: &str, a: &Csr<T>) {
     for kernel in kernels {
         // The thread-per-row kernel is hopeless on rows of thousands: skip it there; the
         // 16-bit gaps exist only where every gap fits.
-        if kernel == CsrKernel::Scalar && a.row_stats().max > 10_000
+        if kernel == CsrKernel::Scalar && longest_row > 10_000
             || kernel == CsrKernel::Gaps16 && !da.has_gaps16()
         {
             continue;

@@ -63,10 +63,9 @@ fn main() {
     session.finish();
 }
 
-/// Whether `RGLA_BENCH_SYMGS` (unset: everything) selects the smoother named `name`.
+/// Whether `RGLA_BENCH_SYMGS` selects the smoother named `name`.
 fn selected(name: &str) -> bool {
-    std::env::var("RGLA_BENCH_SYMGS")
-        .map_or(true, |list| list.split(',').map(str::trim).any(|p| !p.is_empty() && name.starts_with(p)))
+    rgla::bench::selected("RGLA_BENCH_SYMGS", name)
 }
 
 fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &Csr<f64>) {

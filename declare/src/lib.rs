@@ -51,7 +51,15 @@ pub struct Kernel {
     pub cfgs: Vec<TokenStream>,
     /// Generic parameters in declaration order.
     pub generics: Vec<Generic>,
-    pub params: Vec<(Ident, Type)>,
+    pub params: Vec<Param>,
+}
+
+/// One parameter of a kernel and how it travels.
+#[derive(Clone)]
+pub struct Param {
+    pub name: Ident,
+    pub ty: Type,
+    kind: Kind,
 }
 
 /// A generic parameter with the values the attribute gives it.
@@ -131,10 +139,7 @@ impl Kernel {
     }
 
     fn type_param(&self) -> Option<(usize, &Ident, &Vec<Type>)> {
-        self.generics.iter().enumerate().find_map(|(i, g)| match g {
-            Generic::Type { name, values } => Some((i, name, values)),
-            Generic::Const { .. } => None,
-        })
+        type_param(&self.generics)
     }
 
     /// Every combination of values, the last generic parameter varying fastest.
@@ -246,12 +251,6 @@ impl Scanner<'_> {
                     }
                 }
                 Item::Mod(m) => {
-                    if m.attrs
-                        .iter()
-                        .any(|a| a.path().is_ident("cfg") && quote!(#a).to_string().contains("test"))
-                    {
-                        continue;
-                    }
                     let mut inner_cfgs = cfgs.to_vec();
                     inner_cfgs.extend(cfg_attrs(&m.attrs));
                     let mut inner = module.to_vec();
@@ -373,16 +372,14 @@ fn kernel(
     if generics.iter().filter(|g| matches!(g, Generic::Type { .. })).count() > 1 {
         return Err("at most one type parameter".into());
     }
-    let type_param = generics.iter().find_map(|g| match g {
-        Generic::Type { name, .. } => Some(name.to_string()),
-        Generic::Const { .. } => None,
-    });
+    let type_name = type_param(&generics).map(|(_, name, _)| name.to_string());
     let mut params = Vec::new();
     for arg in &f.sig.inputs {
         let FnArg::Typed(pt) = arg else { return Err("a kernel takes no self".into()) };
         let Pat::Ident(id) = &*pt.pat else { return Err("parameters are plain names".into()) };
-        classify(&pt.ty, type_param.as_deref()).map_err(|e| format!("parameter `{}`: {e}", id.ident))?;
-        params.push((id.ident.clone(), (*pt.ty).clone()));
+        let kind =
+            classify(&pt.ty, type_name.as_deref()).map_err(|e| format!("parameter `{}`: {e}", id.ident))?;
+        params.push(Param { name: id.ident.clone(), ty: (*pt.ty).clone(), kind });
     }
     let mut all_cfgs = cfgs.to_vec();
     all_cfgs.extend(cfg_attrs(&f.attrs));
@@ -420,7 +417,16 @@ fn docs(attrs: &[Attribute]) -> Vec<String> {
         .collect()
 }
 
+/// The type parameter among `generics` (at most one): its position, name and values.
+fn type_param(generics: &[Generic]) -> Option<(usize, &Ident, &Vec<Type>)> {
+    generics.iter().enumerate().find_map(|(i, g)| match g {
+        Generic::Type { name, values } => Some((i, name, values)),
+        Generic::Const { .. } => None,
+    })
+}
+
 /// How a parameter travels.
+#[derive(Clone)]
 enum Kind {
     /// By value: an integer, a float, the type parameter or an `abi::` structure.
     Value,
@@ -509,26 +515,8 @@ impl VisitMut for Substitute<'_> {
     }
 }
 
-/// Writes `Strided<..>` and `StridedMut<..>` with their `abi::` path (the entry points live at
-/// the crate root, where only paths resolve).
-struct QualifyViews;
-
-impl VisitMut for QualifyViews {
-    fn visit_type_path_mut(&mut self, tp: &mut syn::TypePath) {
-        let segments = &tp.path.segments;
-        if tp.qself.is_none()
-            && segments.len() == 1
-            && matches!(segments[0].ident.to_string().as_str(), "Strided" | "StridedMut")
-        {
-            tp.path.segments.insert(0, syn::PathSegment::from(Ident::new("abi", Span::call_site())));
-        }
-        syn::visit_mut::visit_type_path_mut(self, tp);
-    }
-}
-
 fn concrete(ty: &Type, k: &Kernel, v: &Variant) -> Type {
     let mut ty = ty.clone();
-    QualifyViews.visit_type_mut(&mut ty);
     if let Some((i, name, values)) = k.type_param() {
         Substitute { name, with: values[v.choice[i]].clone() }.visit_type_mut(&mut ty);
     }
@@ -542,10 +530,10 @@ pub fn entry_points(kernels: &[Kernel]) -> String {
         let cfgs = &k.cfgs;
         let segments: Vec<Ident> = k.module.iter().map(|m| format_ident!("{m}")).collect();
         let body = format_ident!("{}", k.name);
+        let names: Vec<&Ident> = k.params.iter().map(|p| &p.name).collect();
         for v in k.variants() {
             let entry = format_ident!("{}", k.entry_name(&v));
-            let names: Vec<&Ident> = k.params.iter().map(|(n, _)| n).collect();
-            let types: Vec<Type> = k.params.iter().map(|(_, t)| concrete(t, k, &v)).collect();
+            let types: Vec<Type> = k.params.iter().map(|p| concrete(&p.ty, k, &v)).collect();
             let args = k.generic_args(&v);
             let turbofish = if args.is_empty() { quote!() } else { quote!(::<#(#args),*>) };
             out.extend(quote! {
@@ -559,7 +547,9 @@ pub fn entry_points(kernels: &[Kernel]) -> String {
             });
         }
     }
-    let header = "// Generated by declare::entry_points from the #[gpu::kernel] declarations. Do not edit.\n";
+    // The views may be written bare in a declaration; the entry points sit at the crate root.
+    let header = "// Generated by declare::entry_points from the #[gpu::kernel] declarations. Do not edit.\n\
+                  #[allow(unused_imports)]\nuse abi::{Strided, StridedMut};\n";
     format!("{header}{out}")
 }
 
@@ -612,12 +602,6 @@ impl Tree {
 
 fn launcher(k: &Kernel) -> TokenStream {
     let name = format_ident!("{}", k.name);
-    let type_param = k.type_param().map(|(_, n, _)| n.to_string());
-    let kinds: Vec<Kind> = k
-        .params
-        .iter()
-        .map(|(_, ty)| classify(ty, type_param.as_deref()).expect("checked by scan"))
-        .collect();
 
     // Signature: the queue, the launch shape, the const parameters' values, the kernel's own.
     let mut generics = vec![quote!('q)];
@@ -657,39 +641,30 @@ fn launcher(k: &Kernel) -> TokenStream {
     }
     let mut locals = Vec::new();
     let mut pushes = Vec::new();
-    for ((pname, ty), kind) in k.params.iter().zip(&kinds) {
+    for Param { name: pname, ty, kind } in &k.params {
         let local = format_ident!("arg_{}", pname);
-        match kind {
-            Kind::Value => {
-                sig.push(quote!(#pname: #ty));
-                locals.push(quote!(let #local = #pname;));
-            }
-            Kind::Abi => {
-                sig.push(quote!(#pname: #ty));
-                locals.push(quote!(let #local = ByValue(#pname);));
-            }
+        // The parameter in the signature, the local it becomes, and what is pushed of it.
+        let (param, value, push) = match kind {
+            Kind::Value => (quote!(#ty), quote!(#pname), quote!(&#local)),
+            Kind::Abi => (quote!(#ty), quote!(ByValue(#pname)), quote!(&#local)),
             Kind::In(elem) => {
-                sig.push(quote!(#pname: &impl DevicePtr<#elem>));
-                locals.push(quote!(let #local = #pname.device_ptr(stream);));
-                pushes.push(quote!(.arg(&#local.0)));
-                continue;
+                (quote!(&impl DevicePtr<#elem>), quote!(#pname.device_ptr(stream)), quote!(&#local.0))
             }
-            Kind::Out(elem) => {
-                sig.push(quote!(#pname: &mut impl DevicePtrMut<#elem>));
-                locals.push(quote!(let #local = #pname.device_ptr_mut(stream);));
-                pushes.push(quote!(.arg(&#local.0)));
-                continue;
-            }
+            Kind::Out(elem) => (
+                quote!(&mut impl DevicePtrMut<#elem>),
+                quote!(#pname.device_ptr_mut(stream)),
+                quote!(&#local.0),
+            ),
             Kind::Block(elem) => {
-                sig.push(quote!(#pname: MatrixView<'_, #elem>));
-                locals.push(quote!(let #local = ByValue(#pname.strided());));
+                (quote!(MatrixView<'_, #elem>), quote!(ByValue(#pname.strided())), quote!(&#local))
             }
             Kind::BlockMut(elem) => {
-                sig.push(quote!(#pname: MatrixViewMut<'_, #elem>));
-                locals.push(quote!(let #local = ByValue(#pname.strided_mut());));
+                (quote!(MatrixViewMut<'_, #elem>), quote!(ByValue(#pname.strided_mut())), quote!(&#local))
             }
-        }
-        pushes.push(quote!(.arg(&#local)));
+        };
+        sig.push(quote!(#pname: #param));
+        locals.push(quote!(let #local = #value;));
+        pushes.push(quote!(.arg(#push)));
     }
 
     // The entry point for the chosen values.

@@ -59,6 +59,11 @@ impl Record {
         })
     }
 
+    /// [`note`](Self::note) parsed: `note_as::<f64>("nnz")` of "rows=10 nnz=28" is 28.0.
+    pub fn note_as<V: std::str::FromStr>(&self, key: &str) -> Option<V> {
+        self.note(key)?.parse().ok()
+    }
+
     pub fn gflops(&self) -> f64 {
         self.flops / (self.time_ms * 1e6)
     }
@@ -153,6 +158,13 @@ pub fn gpu_or_skip() -> Option<Gpu> {
 /// Whether this is a short run (`RGLA_BENCH_QUICK=1`, set by `cargo xtask bench --quick`).
 pub fn quick() -> bool {
     std::env::var("RGLA_BENCH_QUICK").is_ok_and(|v| v == "1")
+}
+
+/// Whether the environment variable `variable` (a comma-separated list of name prefixes;
+/// unset: everything) selects the benchmark named `name`.
+pub fn selected(variable: &str, name: &str) -> bool {
+    std::env::var(variable)
+        .map_or(true, |list| list.split(',').map(str::trim).any(|p| !p.is_empty() && name.starts_with(p)))
 }
 
 /// Measures the device-to-device copy bandwidth (bytes read + written per second, GB/s) on

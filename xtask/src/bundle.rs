@@ -53,7 +53,7 @@ pub fn run() -> Result<()> {
     ]))?;
     println!(
         "bundle/: {} test, {} bench, {} example and {} other executables, {:.1} MiB ({:.1} MiB as bundle.tar.gz); \
-         on a GPU machine run bundle/run-gpu-tests.sh or bundle/run-bench.sh from the repository root",
+         on a GPU machine run bundle/run-gpu-tests.sh, run-examples.sh or run-bench.sh from the repository root",
         tests.len(),
         benches.len(),
         examples.len(),

@@ -6,8 +6,8 @@
 //!   Rust, `bundle/bin/xtask report`).
 //! - `fetch-matrices`: downloads the SuiteSparse matrices of the Tor Vergata report.
 //! - `bundle`: builds every test and bench executable (PTX embedded) and xtask into
-//!   `bundle/`, with `bundle/run-gpu-tests.sh` and `bundle/run-bench.sh`, to carry to a GPU
-//!   machine that has no Rust.
+//!   `bundle/`, with `bundle/run-gpu-tests.sh`, `bundle/run-examples.sh` and
+//!   `bundle/run-bench.sh`, to carry to a GPU machine that has no Rust.
 //! - `check-ptx`: assembles the kernels' PTX with `ptxas` for sm_80 and sm_90 (installing
 //!   ptxas from PyPI into `target/ptxas/` if needed) and prints registers, shared memory and
 //!   spills per kernel.

@@ -58,8 +58,9 @@ impl Block {
         Ok(Block { ptr: base + (offset * size_of::<T>()) as u64, rows, cols, ld })
     }
 
-    fn at(self, row: usize, col: usize, rows: usize, cols: usize, elem: usize) -> Block {
-        Block { ptr: self.ptr + ((row * self.ld + col) * elem) as u64, rows, cols, ld: self.ld }
+    /// The `rows x cols` sub-block at (`row`, `col`), elements of `T`.
+    fn at<T>(self, row: usize, col: usize, rows: usize, cols: usize) -> Block {
+        Block { ptr: self.ptr + ((row * self.ld + col) * size_of::<T>()) as u64, rows, cols, ld: self.ld }
     }
 }
 
@@ -106,7 +107,7 @@ impl<'a, T> MatrixViewMut<'a, T> {
         cols: usize,
         ld: usize,
     ) -> Result<Self> {
-        Ok(MatrixViewMut { block: Block::new(buffer, offset, rows, cols, ld)?, _buffer: PhantomData })
+        Ok(Self::of(Block::new(buffer, offset, rows, cols, ld)?))
     }
 
     /// The whole buffer as a `rows x cols` matrix.
@@ -126,10 +127,9 @@ impl<'a, T> MatrixViewMut<'a, T> {
     pub fn split_rows(self, row: usize) -> (Self, Self) {
         let Block { rows, cols, .. } = self.block;
         let row = row.min(rows);
-        let elem = size_of::<T>();
         (
-            Self::of(self.block.at(0, 0, row, cols, elem)),
-            Self::of(self.block.at(row, 0, rows - row, cols, elem)),
+            Self::of(self.block.at::<T>(0, 0, row, cols)),
+            Self::of(self.block.at::<T>(row, 0, rows - row, cols)),
         )
     }
 
@@ -138,10 +138,9 @@ impl<'a, T> MatrixViewMut<'a, T> {
     pub fn split_cols(self, col: usize) -> (Self, Self) {
         let Block { rows, cols, .. } = self.block;
         let col = col.min(cols);
-        let elem = size_of::<T>();
         (
-            Self::of(self.block.at(0, 0, rows, col, elem)),
-            Self::of(self.block.at(0, col, rows, cols - col, elem)),
+            Self::of(self.block.at::<T>(0, 0, rows, col)),
+            Self::of(self.block.at::<T>(0, col, rows, cols - col)),
         )
     }
 
@@ -155,7 +154,7 @@ impl<'a, T> MatrixViewMut<'a, T> {
     where
         T: Scalar,
     {
-        (T::NAME == U::NAME).then_some(MatrixViewMut { block: self.block, _buffer: PhantomData })
+        (T::NAME == U::NAME).then_some(MatrixViewMut::of(self.block))
     }
 
     fn of(block: Block) -> Self {

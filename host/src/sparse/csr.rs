@@ -201,6 +201,28 @@ impl<T: Scalar> Csr<T> {
         Csr::from_parts_unchecked(self.cols, self.rows, row_ptr, col_indices, values)
     }
 
+    /// P A P^T, for a square matrix: row k is old row `new_to_old[k]`, and column c becomes
+    /// column `old_to_new[c]` (the inverse permutation), each row sorted again.
+    pub fn permute_symmetric(&self, new_to_old: &[u32], old_to_new: &[u32]) -> Csr<T> {
+        let mut row_ptr = Vec::with_capacity(self.rows + 1);
+        row_ptr.push(0u32);
+        for &old in new_to_old {
+            row_ptr.push(row_ptr.last().unwrap() + self.row_len(old as usize) as u32);
+        }
+        let rows: Vec<Vec<(u32, T)>> = new_to_old
+            .par_iter()
+            .map(|&old| {
+                let (cols, values) = self.row(old as usize);
+                let mut row: Vec<(u32, T)> =
+                    cols.iter().zip(values).map(|(&c, &v)| (old_to_new[c as usize], v)).collect();
+                row.sort_unstable_by_key(|&(c, _)| c);
+                row
+            })
+            .collect();
+        let (col_indices, values) = rows.into_iter().flatten().unzip();
+        Csr::from_parts_unchecked(self.rows, self.cols, row_ptr, col_indices, values)
+    }
+
     /// The same matrix with values converted to `U` (rounded when narrowing).
     pub fn cast<U: Scalar>(&self) -> Csr<U> {
         let values = self.values.par_iter().map(|&v| U::from_f64(v.into())).collect();

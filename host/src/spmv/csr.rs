@@ -30,7 +30,9 @@ pub struct DeviceCsr<T> {
     long_chunks: Option<(CudaSlice<u32>, CudaSlice<u32>)>,
     /// The merge-path partition: the row in progress where each tile starts (tiles + 1).
     merge_tile_rows: CudaSlice<u32>,
-    /// Each tile's open sum, written by every merge-path SpMV (scratch: hence the lock).
+    /// Each tile's open sum, scratch written by every merge-path SpMV. The lock only lends the
+    /// launch its `&mut` while the SpMV is queued: SpMVs of one matrix on two streams at once
+    /// would share it.
     merge_carries: Mutex<CudaSlice<T>>,
     /// The column indices as 16-bit gaps, where every gap fits: (each row's first column,
     /// the gaps).
@@ -123,30 +125,19 @@ impl CsrPlan {
 impl<T: Scalar> DeviceCsr<T> {
     /// Copies `a` to the device and analyses it for the adaptive kernel, timing its choices.
     pub fn upload(gpu: &Gpu, a: &Csr<T>) -> Result<DeviceCsr<T>> {
-        let mut device = DeviceCsr::upload_untuned(gpu, a)?;
-        let started = Instant::now();
-        device.tune(gpu)?;
-        device.analysis_ms += started.elapsed().as_secs_f64() * 1e3;
-        Ok(device)
-    }
-
-    /// Copies `a` to the device with the plan's first-guess width (nothing timed).
-    pub fn upload_untuned(gpu: &Gpu, a: &Csr<T>) -> Result<DeviceCsr<T>> {
         to_u32(a.rows(), "rows")?;
         to_u32(a.cols(), "cols")?;
         to_u32(a.rows() + a.nnz(), "rows + nnz")?;
         let (nnz, elem) = (a.nnz() as u128, size_of::<T>() as u128);
+        let tile = abi::spmv::merge_tile(size_of::<T>());
         // The matrix, its 16-bit gaps and the merge-path partition.
-        let (rows, tiles) = (
-            a.rows() as u128,
-            (a.rows() + a.nnz()).div_ceil(abi::spmv::merge_tile(size_of::<T>()) as usize) as u128,
-        );
+        let (rows, tiles) = (a.rows() as u128, (a.rows() + a.nnz()).div_ceil(tile as usize) as u128);
         Footprint::new(format!("a {} x {} CSR matrix with {nnz} nonzeros", a.rows(), a.cols()))
             .device::<u8>(nnz * (6 + elem) + (rows + 1) * 8 + tiles * (4 + elem))
             .check_device(gpu)?;
         let started = Instant::now();
         let plan = CsrPlan::new(a.row_ptr());
-        let tile_rows = merge_partition(a.row_ptr(), abi::spmv::merge_tile(size_of::<T>()));
+        let tile_rows = merge_partition(a.row_ptr(), tile);
         let gaps = column_gaps(a.row_ptr(), a.col_indices());
         let analysis_ms = started.elapsed().as_secs_f64() * 1e3;
         let long_chunks = if plan.chunk_rows.is_empty() {
@@ -154,7 +145,7 @@ impl<T: Scalar> DeviceCsr<T> {
         } else {
             Some((gpu.upload(&plan.chunk_rows)?, gpu.upload(&plan.chunk_starts)?))
         };
-        Ok(DeviceCsr {
+        let mut device = DeviceCsr {
             rows: a.rows(),
             cols: a.cols(),
             nnz: a.nnz(),
@@ -170,13 +161,17 @@ impl<T: Scalar> DeviceCsr<T> {
                 None => None,
             },
             analysis_ms,
-        })
+        };
+        let started = Instant::now();
+        device.tune(gpu)?;
+        device.analysis_ms += started.elapsed().as_secs_f64() * 1e3;
+        Ok(device)
     }
 
     /// Times the adaptive kernel's choices on this matrix (each width of lanes per row, and
     /// merge-path tiles; x of ones, three runs each, median) and keeps the fastest. Small
     /// matrices keep the first guess: timing them measures launch overhead, not the choice.
-    pub fn tune(&mut self, gpu: &Gpu) -> Result<()> {
+    fn tune(&mut self, gpu: &Gpu) -> Result<()> {
         if self.nnz < 1 << 20 {
             return Ok(());
         }
@@ -274,7 +269,8 @@ impl CsrKernel {
 }
 
 /// y = A x with the chosen kernel, queued on the GPU's stream. `warps` sets the block size
-/// of the kernels that take one (all but the adaptive kernel, whose blocks are 128 threads).
+/// of the classic kernels (scalar, nnz-atomic and the warp-per-row ones); the vector, merge,
+/// gaps16 and adaptive kernels have fixed blocks.
 pub fn spmv<T: Scalar>(
     gpu: &Gpu,
     a: &DeviceCsr<T>,

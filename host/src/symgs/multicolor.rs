@@ -32,7 +32,7 @@ use crate::error::{Error, Result};
 use crate::gpu::{CudaSlice, Gpu, GraphReplay, Launch, Queue};
 use crate::kernels::symgs::multicolor as kernels;
 use crate::sparse::Csr;
-use crate::spmv::csr::{CsrPlan, DeviceCsr};
+use crate::spmv::csr::CsrPlan;
 use crate::vendor::device_ptr;
 
 /// A color per row and the number of colors.
@@ -262,7 +262,7 @@ impl<T: Scalar> MulticolorOrder<T> {
             old_to_new[old] = new;
             next[c as usize] += 1;
         }
-        let permuted = permute(a, &new_to_old, &old_to_new);
+        let permuted = a.permute_symmetric(&new_to_old, &old_to_new);
         Ok(MulticolorOrder { coloring, method: None, new_to_old, color_offsets, permuted })
     }
 
@@ -300,27 +300,6 @@ impl<T: Scalar> MulticolorOrder<T> {
     }
 }
 
-/// P A P^T: row k is old row `new_to_old[k]`, columns renumbered and sorted.
-fn permute<T: Scalar>(a: &Csr<T>, new_to_old: &[u32], old_to_new: &[u32]) -> Csr<T> {
-    let mut row_ptr = Vec::with_capacity(a.rows() + 1);
-    row_ptr.push(0u32);
-    for &old in new_to_old {
-        row_ptr.push(row_ptr.last().unwrap() + a.row_len(old as usize) as u32);
-    }
-    let rows: Vec<Vec<(u32, T)>> = new_to_old
-        .par_iter()
-        .map(|&old| {
-            let (cols, values) = a.row(old as usize);
-            let mut row: Vec<(u32, T)> =
-                cols.iter().zip(values).map(|(&c, &v)| (old_to_new[c as usize], v)).collect();
-            row.sort_unstable_by_key(|&(c, _)| c);
-            row
-        })
-        .collect();
-    let (col_indices, values) = rows.into_iter().flatten().unzip();
-    Csr::from_parts_unchecked(a.rows(), a.cols(), row_ptr, col_indices, values)
-}
-
 /// `b` without its diagonal entries (the relax kernels take the diagonal apart).
 fn without_diagonal<T: Scalar>(b: &Csr<T>) -> Csr<T> {
     let mut row_ptr = Vec::with_capacity(b.rows() + 1);
@@ -348,7 +327,9 @@ struct ColorLaunch {
 /// apart (a row's update then reads neither a_ii nor its own old value).
 pub struct MulticolorSmoother<T> {
     rows: usize,
-    off_diagonal: DeviceCsr<T>,
+    /// The renumbered matrix without its diagonal: CSR arrays (the relax kernels need no
+    /// SpMV analysis).
+    off_diagonal: (CudaSlice<u32>, CudaSlice<u32>, CudaSlice<T>),
     diagonal: CudaSlice<T>,
     new_to_old: CudaSlice<u32>,
     colors: Vec<ColorLaunch>,
@@ -375,7 +356,7 @@ impl<T: Scalar> MulticolorSmoother<T> {
         }
         Ok(MulticolorSmoother {
             rows: b.rows(),
-            off_diagonal: DeviceCsr::upload_untuned(gpu, &b)?,
+            off_diagonal: (gpu.upload(b.row_ptr())?, gpu.upload(b.col_indices())?, gpu.upload(b.values())?),
             diagonal: gpu.upload(&order.permuted.diagonal())?,
             new_to_old: gpu.upload(&order.new_to_old)?,
             colors,
@@ -426,7 +407,7 @@ impl<T: Scalar> MulticolorSmoother<T> {
         // other, so relaxing the last color again at once would recompute its rows from the
         // very values they were just computed from (the same result, to rounding).
         let last = self.colors.len() - 1;
-        let m = &self.off_diagonal;
+        let (row_ptr, col_idx, values) = &self.off_diagonal;
         for color in self.colors.iter().chain(self.colors[..last].iter().rev()) {
             let launch = Launch::linear(color.count as usize * color.width as usize, 128);
             // SAFETY: rows first..first + count of the renumbered matrix without its diagonal;
@@ -438,9 +419,9 @@ impl<T: Scalar> MulticolorSmoother<T> {
                     color.width,
                     color.first,
                     color.count,
-                    &m.row_ptr,
-                    &m.col_idx,
-                    &m.values,
+                    row_ptr,
+                    col_idx,
+                    values,
                     &self.diagonal,
                     &self.r_colored,
                     &mut self.x_colored,

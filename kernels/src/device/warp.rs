@@ -138,8 +138,15 @@ pub fn sync_warp() {
 
 /// Sum over the 32 lanes; every lane gets the total.
 #[inline(always)]
-pub fn reduce_sum<T: Shuffle + core::ops::Add<Output = T>>(mut value: T) -> T {
-    let mut offset = 16;
+pub fn reduce_sum<T: Shuffle + core::ops::Add<Output = T>>(value: T) -> T {
+    reduce_sum_groups(value, 32)
+}
+
+/// Sum over groups of `width` consecutive lanes (`width` a power of two up to 32); every lane
+/// of a group gets its group's total (a butterfly of `shfl.bfly`; every lane takes part).
+#[inline(always)]
+pub fn reduce_sum_groups<T: Shuffle + core::ops::Add<Output = T>>(mut value: T, width: u32) -> T {
+    let mut offset = width / 2;
     while offset > 0 {
         value = value + shuffle_xor(value, offset);
         offset /= 2;

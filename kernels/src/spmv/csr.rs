@@ -244,12 +244,8 @@ pub unsafe fn vector<T: Float, const W: u32>(
 /// # Safety
 /// `y` holds `rows` values.
 #[inline(always)]
-unsafe fn store_group_sum<T: Float, const W: u32>(mut sum: T, row: u32, rows: u32, y: *mut T) {
-    let mut offset = W / 2;
-    while offset > 0 {
-        sum = sum + warp::shuffle_xor(sum, offset);
-        offset /= 2;
-    }
+unsafe fn store_group_sum<T: Float, const W: u32>(sum: T, row: u32, rows: u32, y: *mut T) {
+    let sum = warp::reduce_sum_groups(sum, W);
     if lane_id().is_multiple_of(W) && row < rows {
         // SAFETY: row < rows.
         unsafe { *y.add(row as usize) = sum };

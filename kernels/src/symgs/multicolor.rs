@@ -256,12 +256,7 @@ pub unsafe fn relax_color<T: Float, const W: u32>(
             sum0 = load_nc(values.add(j as usize)).mul_add(*x.add(c0 as usize), sum0);
         }
     }
-    let mut sum = sum0 + sum1;
-    let mut offset = W / 2;
-    while offset > 0 {
-        sum = sum + warp::shuffle_xor(sum, offset);
-        offset /= 2;
-    }
+    let sum = warp::reduce_sum_groups(sum0 + sum1, W);
     if lane == 0 && k < count {
         let i = row as usize;
         // SAFETY: row < rows; only this group writes x[row], and no row of this color reads it.

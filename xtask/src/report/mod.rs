@@ -141,71 +141,50 @@ impl Results {
     pub fn read(dir: &Path) -> Result<Results> {
         let mut records = rgla::bench::load_from(dir, None).map_err(|e| anyhow::anyhow!("{e}"))?;
         let written = dir.join(RESULTS_JSON);
-        if records.is_empty() && written.is_file() {
+        let from_report = records.is_empty() && written.is_file();
+        let (info, gpu_skipped) = if from_report {
             let text =
                 fs::read_to_string(&written).with_context(|| format!("reading {}", written.display()))?;
             let report: Written = serde_json::from_str(&text)
                 .with_context(|| format!("{}: not a report's results", written.display()))?;
             records = report.rows;
-            exact_floats(&text, &mut records);
-            rows::mark_references(&mut records);
             let info = RunInfo {
                 commit: report.commit,
                 date: report.date,
                 mode: report.mode,
                 failed: report.failed,
             };
-            return Ok(Results { records, info, gpu_skipped: report.gpu_skipped, from_report: true });
-        }
+            (info, report.gpu_skipped)
+        } else {
+            (RunInfo::read(dir), skipped_reasons(dir))
+        };
         rows::mark_references(&mut records);
-        let mut logs: Vec<PathBuf> = fs::read_dir(dir)
-            .map(|entries| {
-                entries
-                    .flatten()
-                    .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|x| x == "log"))
-                    .collect()
-            })
-            .unwrap_or_default();
-        logs.sort();
-        let mut gpu_skipped: Vec<String> = Vec::new();
-        for log in logs {
-            let text = fs::read_to_string(&log).unwrap_or_default();
-            for reason in text.lines().filter_map(|l| l.strip_prefix(GPU_SKIPPED)) {
-                if !gpu_skipped.iter().any(|r| r == reason) {
-                    gpu_skipped.push(reason.to_string());
-                }
-            }
-        }
-        Ok(Results { records, info: RunInfo::read(dir), gpu_skipped, from_report: false })
+        Ok(Results { records, info, gpu_skipped, from_report })
     }
 }
 
-/// serde_json without its `float_roundtrip` feature may read a float one ulp off, so a report
-/// written again would change recorded digits. Every number of the text is parsed again by std
-/// (correctly rounded), keyed by how serde_json read it, and the records' figures replaced.
-fn exact_floats(text: &str, records: &mut [Record]) {
-    let mut exact: std::collections::HashMap<u64, Option<f64>> = std::collections::HashMap::new();
-    let tokens = text.split(|c: char| !(c.is_ascii_digit() || "+-.eE".contains(c)));
-    for token in tokens.filter(|t| t.contains(['.', 'e', 'E'])) {
-        let (Ok(read), Ok(correct)) = (serde_json::from_str::<f64>(token), token.parse::<f64>()) else {
-            continue;
-        };
-        if read.to_bits() != correct.to_bits() {
-            // Two numbers read alike: leave them as read.
-            let entry = exact.entry(read.to_bits()).or_insert(Some(correct));
-            if entry.is_some_and(|e| e.to_bits() != correct.to_bits()) {
-                *entry = None;
+/// Why the GPU benchmarks were skipped, as the benchmark logs of `dir` say (each reason once).
+fn skipped_reasons(dir: &Path) -> Vec<String> {
+    let mut logs: Vec<PathBuf> = fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "log"))
+                .collect()
+        })
+        .unwrap_or_default();
+    logs.sort();
+    let mut gpu_skipped: Vec<String> = Vec::new();
+    for log in logs {
+        let text = fs::read_to_string(&log).unwrap_or_default();
+        for reason in text.lines().filter_map(|l| l.strip_prefix(GPU_SKIPPED)) {
+            if !gpu_skipped.iter().any(|r| r == reason) {
+                gpu_skipped.push(reason.to_string());
             }
         }
     }
-    for r in records {
-        for value in [&mut r.time_ms, &mut r.flops, &mut r.min_bytes, &mut r.error] {
-            if let Some(Some(correct)) = exact.get(&value.to_bits()) {
-                *value = *correct;
-            }
-        }
-    }
+    gpu_skipped
 }
 
 /// A written report: where its summary is, and the headline to print.

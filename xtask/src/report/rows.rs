@@ -132,10 +132,9 @@ pub fn csr_bytes(r: &Record) -> Option<f64> {
         "f16" | "bf16" => 2.0,
         _ => return None,
     };
-    let count = |key: &str| r.note(key).and_then(|v| v.parse::<f64>().ok());
-    let rows = count("rows")?;
-    let cols = count("cols").unwrap_or(rows);
-    let nnz = count("nnz")?;
+    let rows = r.note_as::<f64>("rows")?;
+    let cols = r.note_as::<f64>("cols").unwrap_or(rows);
+    let nnz = r.note_as::<f64>("nnz")?;
     Some(nnz * (elem + 4.0) + (rows + 1.0) * 4.0 + (rows + cols) * elem)
 }
 
@@ -173,7 +172,7 @@ pub fn derive(records: &[Record], copy: Option<&Copy>) -> Vec<Row> {
                 bytes,
                 gbps,
                 percent_of_copy: gbps.zip(copy).filter(|_| memory_bound).map(|(g, c)| 100.0 * g / c.gbps),
-                iterations: r.note("iterations").and_then(|v| v.parse().ok()),
+                iterations: r.note_as("iterations"),
                 vendor_kernel: vendor.map(|v| v.kernel.clone()),
                 vs_vendor: vendor.map(|v| v.time_ms / r.time_ms),
                 vs_cpu_serial: time_of("cpu-serial").map(|t| t / r.time_ms),
@@ -280,8 +279,7 @@ pub fn bytes(x: f64) -> String {
 
 /// The size of an input from its records' notes: "4.10 M rows, 109 M nnz".
 pub fn size_label(r: &Record) -> Option<String> {
-    let rows: f64 = r.note("rows")?.parse().ok()?;
-    let nnz: f64 = r.note("nnz")?.parse().ok()?;
+    let (rows, nnz) = (r.note_as::<f64>("rows")?, r.note_as::<f64>("nnz")?);
     Some(format!("{} rows, {} nnz", count(rows), count(nnz)))
 }
 
@@ -518,24 +516,24 @@ pub fn precisions<'a>(rows: &[&'a Row]) -> Vec<&'a str> {
 pub fn operations(rows: &[Row]) -> Vec<&str> {
     let mut ops = distinct(rows.iter().map(|r| r.record.operation.as_str()));
     ops.retain(|op| *op != "copy");
-    let rank = |op: &&str| ORDER.iter().position(|o| o == op).unwrap_or(usize::MAX);
+    let rank = |op: &&str| SECTIONS.iter().position(|(o, _)| o == op).unwrap_or(usize::MAX);
     ops.sort_by_key(rank);
     ops
 }
 
-/// The order of the report's sections: pcg follows symgs, whose bench runs it.
-const ORDER: [&str; 5] = ["spmv", "symgs", "pcg", "gemm", "solve"];
+/// The report's sections in order (pcg follows symgs, whose bench runs it), each with what
+/// the operation computes, for titles.
+const SECTIONS: [(&str, &str); 5] = [
+    ("spmv", "SpMV y = A x"),
+    ("symgs", "SymGS: one symmetric Gauss-Seidel sweep"),
+    ("pcg", "PCG: conjugate gradients preconditioned by one SymGS sweep"),
+    ("gemm", "GEMM C = A B"),
+    ("solve", "dense LU solve: getrf + getrs"),
+];
 
 /// What an operation computes, for titles.
 pub fn operation_title(operation: &str) -> String {
-    match operation {
-        "spmv" => "SpMV y = A x".into(),
-        "symgs" => "SymGS: one symmetric Gauss-Seidel sweep".into(),
-        "pcg" => "PCG: conjugate gradients preconditioned by one SymGS sweep".into(),
-        "gemm" => "GEMM C = A B".into(),
-        "solve" => "dense LU solve: getrf + getrs".into(),
-        other => other.to_string(),
-    }
+    SECTIONS.iter().find(|(op, _)| *op == operation).map_or(operation, |(_, title)| title).to_string()
 }
 
 /// Whether an operation's figure of merit is the time to solution (rows carry iterations).

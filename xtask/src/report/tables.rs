@@ -444,8 +444,7 @@ fn inputs_table(report: &Report, rows: &[&Row]) -> String {
     }
     let mut table = Table::new(&columns);
     for (input, row) in sized {
-        let number_of = |key: &str| row.record.note(key).and_then(|v| v.parse::<f64>().ok());
-        let (n_rows, nnz) = (number_of("rows"), number_of("nnz"));
+        let (n_rows, nnz) = (row.record.note_as::<f64>("rows"), row.record.note_as::<f64>("nnz"));
         let mut cells = vec![
             input.to_string(),
             Family::of(input).label().to_string(),

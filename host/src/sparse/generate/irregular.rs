@@ -201,28 +201,12 @@ pub fn shuffle<T: Scalar>(a: &Csr<T>, seed: u64) -> Result<Csr<T>> {
             a.cols()
         )));
     }
-    let n = a.rows();
-    let new_of_old = permutation(n, mix(seed ^ 0x5ff));
-    let mut old_of_new = vec![0u32; n];
+    let new_of_old = permutation(a.rows(), mix(seed ^ 0x5ff));
+    let mut old_of_new = vec![0u32; a.rows()];
     for (old, &new) in new_of_old.iter().enumerate() {
         old_of_new[new as usize] = old as u32;
     }
-    build(
-        n,
-        n,
-        seed,
-        |row, _| a.row_len(old_of_new[row] as usize),
-        |row, _, row_cols, row_values| {
-            let (cols, values) = a.row(old_of_new[row] as usize);
-            let mut entries: Vec<(u32, T)> =
-                cols.iter().map(|&c| new_of_old[c as usize]).zip(values.iter().copied()).collect();
-            entries.sort_unstable_by_key(|&(c, _)| c);
-            for ((slot, value), (c, v)) in row_cols.iter_mut().zip(row_values.iter_mut()).zip(entries) {
-                *slot = c;
-                *value = v;
-            }
-        },
-    )
+    Ok(a.permute_symmetric(&old_of_new, &new_of_old))
 }
 
 /// An `n x n` matrix whose row r holds the columns `row(r)` (sorted, distinct; called twice
