@@ -1,12 +1,15 @@
 //! GEMM benchmark: the Naples report's table (n = 1000..10000, each tile size, GFLOPS and
-//! speedup over the CPU) and, at n = 4096 and 8192, the fast kernels against cuBLAS. Every
-//! result is checked against the f64 CPU reference before it is recorded.
+//! speedup over the CPU) and, at n = 4096 and 8192, the fast kernels against cuBLAS (the TF32
+//! kernel against cuBLAS in TF32 mode). Every result is checked against the f64 CPU reference
+//! before it is recorded (TF32 within its error bound).
 
 mod common;
 
 use common::Session;
 use rgla::Scalar;
-use rgla::bench::{Record, cpu_median_ms, gpu_iters, gpu_median_ms, quick, record_copy_bandwidth, save};
+use rgla::bench::{
+    Record, cpu_median_ms, gpu_iters, gpu_median_ms, quick, record_copy_bandwidth, save, size_selected,
+};
 use rgla::gemm::{self, GemmKernel, TILES};
 use rgla::vendor::cublas::{Cublas, CublasGemm};
 use rgla::verify::compare;
@@ -21,7 +24,7 @@ fn main() {
     } else {
         ((1..=10).map(|i| 1000 * i).collect(), vec![4096, 8192])
     };
-    for &n in report_sizes.iter().chain(&vendor_sizes) {
+    for &n in report_sizes.iter().chain(&vendor_sizes).filter(|&&n| size_selected(n)) {
         // At the cuBLAS comparison sizes, the fast kernels only.
         let vendor_size = vendor_sizes.contains(&n);
         run::<f64>(&mut session, n, vendor_size);
@@ -73,6 +76,9 @@ fn run<T: Scalar + CublasGemm>(s: &mut Session, n: usize, vendor_size: bool) {
     let mut measure =
         |kernel: &str, kind: &str, run: &mut dyn FnMut(&mut rgla::gpu::CudaSlice<T>) -> rgla::Result<()>| {
             let what = format!("{kernel} {} n={n}", T::NAME);
+            // TF32 rounds the inputs: its bound on |A| |B|, which is A B here (positive inputs).
+            let tf32 = kernel.ends_with("tf32");
+            let tolerance = if tf32 { gemm::tf32_error_bound(n) } else { tolerance };
             gpu.upload_into(&poison, &mut dc).unwrap();
             let checked =
                 run(&mut dc).and_then(|()| gpu.download(&dc)).map(|got| compare(&got, &expect, 1e-3));
@@ -92,8 +98,17 @@ fn run<T: Scalar + CublasGemm>(s: &mut Session, n: usize, vendor_size: bool) {
         };
     let cublas = Cublas::new(gpu).unwrap();
     measure("cublas", "vendor", &mut |dc| cublas.gemm(n, n, n, &da, &db, dc));
-    let mut kernels =
-        vec![GemmKernel::Blocked, GemmKernel::Dmma, GemmKernel::Dmma16, GemmKernel::DmmaPipelined];
+    if T::NAME == "f32" {
+        let cublas = Cublas::new_tf32(gpu).unwrap();
+        measure("cublas-tf32", "vendor", &mut |dc| cublas.gemm(n, n, n, &da, &db, dc));
+    }
+    let mut kernels = vec![
+        GemmKernel::Blocked,
+        GemmKernel::Dmma,
+        GemmKernel::Dmma16,
+        GemmKernel::DmmaPipelined,
+        GemmKernel::Tf32,
+    ];
     if !vendor_size {
         // The report's table: small tiles only where a run takes seconds at most.
         kernels.extend(TILES.into_iter().filter(|&t| t >= 8 || n <= 4000).map(GemmKernel::Tiled));

@@ -1,22 +1,25 @@
 //! Dense solve benchmark: the Milan report's table (n = 1000..7000: the report's kernels with
-//! either back substitution, the blocked LU, cuSOLVER and the CPU) and, at n = 8192 and 16384,
-//! the blocked LU against cuSOLVER. Each result is a solve of A x = b from A and b in memory
+//! either back substitution, the blocked LU, cuSOLVER and the CPU) and, at n = 4096, 8192 and
+//! 16384, the blocked LU and the mixed-precision solve against cuSOLVER (getrf + getrs, and
+//! its TF32 refinement solver). Each result is a solve of A x = b from A and b in memory
 //! to x (getrf + getrs for the LUs, the copy of A the in-place factorisations need included),
 //! checked by its backward error before it is recorded (operation "solve").
 
 mod common;
 
 use common::Session;
-use rgla::bench::{Record, gpu_iters, gpu_median_ms, quick, save};
+use rgla::Scalar;
+use rgla::bench::{Record, gpu_iters, gpu_median_ms, quick, save, size_selected};
 use rgla::dense::DenseMatrix;
-use rgla::gemm::update::{UpdateKernel, update};
+use rgla::gemm::update::UpdateKernel;
 use rgla::gpu::CudaSlice;
-use rgla::gpu::{MatrixView, MatrixViewMut};
 use rgla::solve::blocked::{self, BlockedLu};
 use rgla::solve::classic::{BackSubstitution, ClassicSolver};
-use rgla::solve::{backward_error, backward_error_bound, check_system, cpu, manufactured_system};
-use rgla::vendor::cusolver::CusolverLu;
-use rgla::{Gpu, Scalar};
+use rgla::solve::mixed::MixedSolver;
+use rgla::solve::{
+    backward_error, backward_error_bound, check_system, cpu, dominant_system, manufactured_system,
+};
+use rgla::vendor::cusolver::{CusolverIrs, CusolverLu};
 
 fn main() {
     let mut session = Session::start();
@@ -26,23 +29,32 @@ fn main() {
     let (report_sizes, vendor_sizes): (Vec<usize>, Vec<usize>) = if quick() {
         (vec![1000, 2000], vec![8192])
     } else {
-        ((1..=7).map(|i| 1000 * i).collect(), vec![8192, 16384])
+        ((1..=7).map(|i| 1000 * i).collect(), vec![4096, 8192, 16384])
     };
     let mut table = Vec::new();
-    for &n in report_sizes.iter().chain(&vendor_sizes) {
-        // At the cuSOLVER comparison sizes, the fast solvers only.
-        run::<f64>(&mut session, &mut table, n, vendor_sizes.contains(&n));
+    for &n in report_sizes.iter().chain(&vendor_sizes).filter(|&&n| size_selected(n)) {
+        // At the cuSOLVER comparison sizes, the fast solvers only; and there a diagonally
+        // dominant system too, the case the mixed-precision solvers are made for.
+        let vendor_size = vendor_sizes.contains(&n);
+        run::<f64>(&mut session, &mut table, n, vendor_size, false);
+        if vendor_size {
+            run::<f64>(&mut session, &mut table, n, vendor_size, true);
+        }
     }
     print_table(&table);
     session.finish();
 }
 
-fn run<T: Scalar>(s: &mut Session, table: &mut Vec<Record>, n: usize, vendor_size: bool) {
-    eprintln!("solve: n={n} {}", T::NAME);
-    let (a, _, b) = manufactured_system::<T>(n, 1, n as u64).unwrap();
+fn run<T: Scalar>(s: &mut Session, table: &mut Vec<Record>, n: usize, vendor_size: bool, dominant: bool) {
+    eprintln!("solve: n={n} {}{}", T::NAME, if dominant { " dominant" } else { "" });
+    let (a, _, b) = if dominant {
+        dominant_system::<T>(n, n as u64).unwrap()
+    } else {
+        manufactured_system::<T>(n, 1, n as u64).unwrap()
+    };
     let tolerance = check_system(&a, &b, 1).expect("a valid system");
     let bound = backward_error_bound::<T>(n);
-    let input = format!("n={n}");
+    let input = if dominant { format!("n={n} dominant") } else { format!("n={n}") };
     let record = |kernel: &str, kind: &str, time_ms: f64, runs: usize, error: f64, notes: &str| Record {
         operation: "solve".into(),
         input: input.clone(),
@@ -96,26 +108,28 @@ fn run<T: Scalar>(s: &mut Session, table: &mut Vec<Record>, n: usize, vendor_siz
          kind: &str,
          runs: usize,
          notes: &str,
-         solve: &mut dyn FnMut(&mut CudaSlice<T>, bool) -> rgla::Result<()>| {
+         solve: &mut dyn FnMut(&mut CudaSlice<T>, bool) -> rgla::Result<String>| {
             let what = format!("{kernel} {} n={n}", T::NAME);
             gpu.upload_into(&poison, &mut dx).unwrap();
             // The checked run (which also warms up): x must be finite with a small backward error.
-            let error = match solve(&mut dx, true).and_then(|()| gpu.download(&dx)) {
-                Ok(x) => backward_error(&a, &x, &b, 1),
+            // What the solver says of it goes into the notes.
+            let (error, said) = match solve(&mut dx, true).and_then(|said| Ok((gpu.download(&dx)?, said))) {
+                Ok((x, said)) => (backward_error(&a, &x, &b, 1), said),
                 Err(e) => return s.failures.push(format!("{what}: {e}")),
             };
+            let notes = if said.is_empty() { notes.to_string() } else { format!("{said}; {notes}") };
             let within = error <= bound; // false for NaN too
             if !within {
                 return s.failures.push(format!("{what}: backward error {error:.3e} (bound {bound:.1e})"));
             }
-            let ms = gpu_median_ms(gpu, 0, runs, || solve(&mut dx, false)).unwrap();
-            let r = record(kernel, kind, ms, runs, error, notes);
+            let ms = gpu_median_ms(gpu, 0, runs, || solve(&mut dx, false).map(drop)).unwrap();
+            let r = record(kernel, kind, ms, runs, error, &notes);
             save(&r).unwrap();
             table.push(r);
             if vendor_size {
-                let id = format!("solve/n={n}/{kernel}/{}", T::NAME);
+                let id = format!("solve/{}/{kernel}/{}", input.replace(' ', "-"), T::NAME);
                 s.criterion.bench_function(&id, |bch| {
-                    bch.iter_custom(|iters| gpu_iters(gpu, iters, || solve(&mut dx, false)))
+                    bch.iter_custom(|iters| gpu_iters(gpu, iters, || solve(&mut dx, false).map(drop)))
                 });
             }
         };
@@ -126,38 +140,62 @@ fn run<T: Scalar>(s: &mut Session, table: &mut Vec<Record>, n: usize, vendor_siz
         if check {
             cusolver.check(gpu)?;
         }
-        cusolver.solve(gpu, 1, &db, dx)
+        cusolver.solve(gpu, 1, &db, dx)?;
+        Ok(String::new())
     });
-    // The default panel width and exchange; at the cuSOLVER sizes the other ones too.
+    // The default panel width, exchange and update; at the cuSOLVER sizes the other ones too.
     let exchanges = [blocked::PanelExchange::Barrier, blocked::PanelExchange::Flags];
-    for (width, exchange) in blocked::PANEL_WIDTHS.into_iter().flat_map(|w| exchanges.map(|e| (w, e))) {
-        let default = width == blocked::DEFAULT_PANEL_WIDTH && exchange == blocked::PanelExchange::Barrier;
-        if !default && !vendor_size {
+    let default_update = UpdateKernel::default_for::<T>(gpu);
+    let mut variants: Vec<_> =
+        blocked::PANEL_WIDTHS.into_iter().flat_map(|w| exchanges.map(|e| (w, e, default_update))).collect();
+    let other_update =
+        [UpdateKernel::Dmma, UpdateKernel::Pipelined].into_iter().find(|&u| u != default_update);
+    if let Some(update) = other_update.filter(|_| T::NAME == "f64" && gpu.ptx_arch() >= 90) {
+        variants.push((blocked::DEFAULT_PANEL_WIDTH, blocked::PanelExchange::Barrier, update));
+    }
+    for (width, exchange, update) in variants {
+        let default = width == blocked::DEFAULT_PANEL_WIDTH
+            && exchange == blocked::PanelExchange::Barrier
+            && update == default_update;
+        if !default && (!vendor_size || dominant) {
             continue;
         }
         let kernel = if default {
             "blocked".to_string()
+        } else if update != default_update {
+            format!("blocked-{}", format!("{update:?}").to_lowercase())
         } else {
             format!("blocked-nb{width}-{}", format!("{exchange:?}").to_lowercase())
         };
-        let notes = format!(
-            "panel {width} ({exchange:?}), {:?} trailing update, getrs",
-            UpdateKernel::default_for::<T>()
-        );
+        let notes = format!("panel {width} ({exchange:?}), {update:?} trailing update, getrs");
         let mut lu = BlockedLu::<T>::new(gpu, n, tolerance)
             .and_then(|lu| lu.with_panel_width(gpu, width))
-            .map(|lu| lu.with_exchange(exchange))
+            .map(|lu| lu.with_exchange(exchange).with_update(update))
             .unwrap();
         measure(&kernel, "gpu", runs, &notes, &mut |dx, check| {
             lu.factor(gpu, &da)?;
             if check {
                 lu.check(gpu)?;
             }
-            lu.solve(gpu, 1, &db, dx)
+            lu.solve(gpu, 1, &db, dx)?;
+            Ok(String::new())
+        });
+    }
+    // The f64 mixed-precision rows: cuSOLVER's TF32 refinement solver and ours.
+    if let (Some(a64), Some(b64)) = (as_f64(&da), as_f64(&db)) {
+        let mut irs = CusolverIrs::new(gpu, n).unwrap();
+        let notes = "cusolverDnDXgesv: TF32 LU refined in f64 (A transposed in)";
+        measure("cusolver-irs", "vendor", runs, notes, &mut |dx, _| {
+            let steps = irs.solve(gpu, a64, b64, as_f64_mut(dx).expect("T is f64 here"))?;
+            Ok(format!("iterations={steps}"))
+        });
+        let mut mixed = MixedSolver::new(gpu, n, tolerance).unwrap();
+        measure("mixed", "gpu", runs, "f32 LU with TF32 updates, refined in f64", &mut |dx, _| {
+            let refinement = mixed.solve(gpu, a64, b64, as_f64_mut(dx).expect("T is f64 here"))?;
+            Ok(format!("iterations={} ({refinement})", refinement.iterations))
         });
     }
     if vendor_size {
-        print_update_time::<T>(gpu, n);
         return;
     }
     let mut classic = ClassicSolver::<T>::new(gpu, n, tolerance).unwrap();
@@ -175,39 +213,20 @@ fn run<T: Scalar>(s: &mut Session, table: &mut Vec<Record>, n: usize, vendor_siz
     ] {
         measure(kernel, "gpu", runs, notes, &mut |dx, check| {
             classic.solve(gpu, back, &da, &db, dx)?;
-            if check { classic.check(gpu) } else { Ok(()) }
+            if check {
+                classic.check(gpu)?;
+            }
+            Ok(String::new())
         });
     }
 }
 
-/// Where the blocked LU's time goes: its trailing updates alone (the same sequence of
-/// C -= A B calls, on a scratch matrix), printed beside the records.
-fn print_update_time<T: Scalar>(gpu: &Gpu, n: usize) {
-    let (a, c) = (gpu.filled(n * n, T::from_f64(0.5)).unwrap(), gpu.filled(n * n, T::ONE));
-    let mut c = c.unwrap();
-    let kernel = UpdateKernel::default_for::<T>();
-    let mut flops = 0.0;
-    let ms = gpu_median_ms(gpu, 1, 3, || {
-        flops = 0.0;
-        let nb = blocked::DEFAULT_PANEL_WIDTH;
-        for k0 in (0..n).step_by(nb) {
-            let (first, rest) = (k0 + nb, n.saturating_sub(k0 + nb));
-            if rest == 0 {
-                break;
-            }
-            flops += 2.0 * (rest * rest * nb) as f64;
-            let l21 = MatrixView::new(&a, first * n + k0, rest, nb, n)?;
-            let u12 = MatrixView::new(&a, k0 * n + first, nb, rest, n)?;
-            let a22 = MatrixViewMut::new(&mut c, first * n + first, rest, rest, n)?;
-            update(gpu, kernel, l21, u12, a22)?;
-        }
-        Ok(())
-    })
-    .unwrap();
-    println!(
-        "n={n}: the blocked LU's trailing updates alone take {ms:.2} ms ({:.1} TFLOPS, {kernel:?})",
-        flops / ms / 1e9
-    );
+fn as_f64<T: Scalar>(v: &CudaSlice<T>) -> Option<&CudaSlice<f64>> {
+    (v as &dyn std::any::Any).downcast_ref()
+}
+
+fn as_f64_mut<T: Scalar>(v: &mut CudaSlice<T>) -> Option<&mut CudaSlice<f64>> {
+    (v as &mut dyn std::any::Any).downcast_mut()
 }
 
 fn nalgebra_solve<T: Scalar>(a: &DenseMatrix<T>, b: &[T]) -> Vec<T> {

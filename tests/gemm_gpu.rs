@@ -29,7 +29,8 @@ fn check_all<T: Scalar + CublasGemm>(tolerance: f64) {
             let got = gpu.download(&dc).unwrap();
             compare(&got, &expect, 1e-3).check(&what, tolerance).unwrap();
         };
-        for kernel in GemmKernel::all().into_iter().filter(|k| k.supports::<T>(&gpu)) {
+        let exact = |k: &GemmKernel| k.supports::<T>(&gpu) && !k.is_reduced_precision();
+        for kernel in GemmKernel::all().into_iter().filter(exact) {
             let what = format!("gemm {} {} {m}x{k}x{n}", kernel.name(), T::NAME);
             run(what, &|gpu, dc| gemm::gemm(gpu, kernel, m, n, k, &da, &db, dc));
         }
@@ -65,6 +66,53 @@ fn gemm_errors_name_the_problem() {
     assert_eq!(GemmKernel::Dmma16.supports::<f64>(&gpu), gpu.ptx_arch() >= 90);
     assert_eq!(GemmKernel::DmmaPipelined.supports::<f64>(&gpu), gpu.ptx_arch() >= 90);
     assert!(!GemmKernel::DmmaPipelined.supports::<f32>(&gpu));
+    assert!(!GemmKernel::Tf32.supports::<f64>(&gpu));
+    let (a, b) = (gpu.zeros::<f64>(6).unwrap(), gpu.zeros::<f64>(6).unwrap());
+    let mut c = gpu.zeros::<f64>(4).unwrap();
+    let err = gemm::gemm(&gpu, GemmKernel::Tf32, 2, 2, 3, &a, &b, &mut c).unwrap_err().to_string();
+    assert!(err.contains("f32 only"), "{err}");
+}
+
+/// The TF32 kernel and cuBLAS in TF32 mode against the f64 reference, entry by entry within
+/// the TF32 bound on |A| |B|; and less accurate than f32 (so the tensor cores did round).
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn tf32_gemm_within_its_error_bound() {
+    let gpu = gpu();
+    if !GemmKernel::Tf32.supports::<f32>(&gpu) {
+        eprintln!("SKIPPED: the TF32 kernel needs an sm_90 GPU");
+        return;
+    }
+    let cublas = Cublas::new_tf32(&gpu).unwrap();
+    for (m, k, n) in SHAPES.into_iter().chain([(1, 300, 1), (5000, 1, 3), (129, 1001, 65)]) {
+        let a = random_vec::<f32>(m * k, 1);
+        let b = random_vec::<f32>(k * n, 2);
+        let expect = gemm::cpu::reference(m, n, k, &a, &b);
+        let abs = |v: &[f32]| v.iter().map(|x| x.abs()).collect::<Vec<f32>>();
+        let magnitude = gemm::cpu::reference(m, n, k, &abs(&a), &abs(&b));
+        let bound = gemm::tf32_error_bound(k);
+        let (da, db) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap());
+        let mut dc = gpu.filled(m * n, f32::NAN).unwrap();
+        for vendor in [false, true] {
+            let what = format!("{} {m}x{k}x{n}", if vendor { "cuBLAS TF32" } else { "tf32" });
+            if vendor {
+                cublas.gemm(m, n, k, &da, &db, &mut dc).unwrap();
+            } else {
+                gemm::gemm(&gpu, GemmKernel::Tf32, m, n, k, &da, &db, &mut dc).unwrap();
+            }
+            let got = gpu.download(&dc).unwrap();
+            let mut worst = 0.0f64;
+            for ((&g, &e), &mag) in got.iter().zip(&expect).zip(&magnitude) {
+                let error = (g as f64 - e).abs();
+                assert!(error <= bound * mag, "{what}: {g} against {e} (bound {:.3e})", bound * mag);
+                worst = worst.max(error / mag.max(f64::MIN_POSITIVE));
+            }
+            // (cuBLAS may pick a non-tensor-core kernel for some shapes, which TF32 mode allows.)
+            if k >= 256 && !vendor {
+                assert!(worst > 2.0 * f32::EPSILON as f64, "{what}: error {worst:.2e} is f32's, not TF32's");
+            }
+        }
+    }
 }
 
 /// C -= A B on blocks inside larger buffers, against the same on the CPU.
@@ -116,4 +164,10 @@ fn trailing_update_kernels() {
     check_update::<f64>(UpdateKernel::Dmma, 1e-13);
     check_update::<f64>(UpdateKernel::Simt, 1e-13);
     check_update::<f32>(UpdateKernel::Simt, 1e-5);
+    if gpu().ptx_arch() >= 90 {
+        check_update::<f64>(UpdateKernel::Pipelined, 1e-13);
+        check_update::<f32>(UpdateKernel::Pipelined, gemm::tf32_error_bound(64));
+    } else {
+        eprintln!("SKIPPED: the pipelined update kernel needs an sm_90 GPU");
+    }
 }

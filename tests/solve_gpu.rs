@@ -1,6 +1,7 @@
 //! The GPU dense solvers (the Milan report's kernels with either back substitution, the blocked
-//! LU, cuSOLVER) on manufactured systems (backward error, and the solution against the CPU's),
-//! on matrices that need pivoting, and on singular and invalid input.
+//! LU, the mixed-precision solve, cuSOLVER and its TF32 refinement solver) on manufactured
+//! systems (backward error, and the solution against the CPU's), on matrices that need
+//! pivoting, on ill-conditioned ones, and on singular and invalid input.
 
 mod common;
 
@@ -8,10 +9,11 @@ use common::gpu;
 use rgla::dense::DenseMatrix;
 use rgla::gemm::update::UpdateKernel;
 use rgla::solve::blocked::{BlockedLu, PANEL_WIDTHS, PanelExchange};
+use rgla::solve::mixed::{MixedSolver, Path, Refinement};
 use rgla::solve::{
     self, SolveKernel, backward_error, backward_error_bound, check_system, cpu, manufactured_system,
 };
-use rgla::vendor::cusolver::CusolverLu;
+use rgla::vendor::cusolver::{CusolverIrs, CusolverLu};
 use rgla::verify::compare;
 use rgla::{Error, Gpu, Scalar};
 
@@ -30,6 +32,9 @@ const METHODS: [Method; 4] = [
     Method::Ours(SolveKernel::Blocked),
     Method::Cusolver,
 ];
+/// The f64 methods: the above and the mixed-precision solve.
+const METHODS_F64: [Method; 5] =
+    [METHODS[0], METHODS[1], METHODS[2], METHODS[3], Method::Ours(SolveKernel::Mixed)];
 
 fn solve<T: Scalar>(gpu: &Gpu, method: Method, a: &DenseMatrix<T>, b: &[T]) -> rgla::Result<Vec<T>> {
     match method {
@@ -65,12 +70,12 @@ fn check_solution<T: Scalar>(
     compare(x, cpu_x, 0.0).check(what, forward).unwrap();
 }
 
-fn manufactured<T: Scalar>(sizes: &[usize], forward: f64) {
+fn manufactured<T: Scalar>(sizes: &[usize], methods: &[Method], forward: f64) {
     let gpu = gpu();
     for &n in sizes {
         let (a, _, b) = manufactured_system::<T>(n, 1, 100 + n as u64).unwrap();
         let cpu_x = cpu::solve(&a, &b, 1).unwrap();
-        for method in METHODS {
+        for &method in methods {
             let what = format!("{method:?} {} n={n}", T::NAME);
             let x = solve(&gpu, method, &a, &b).unwrap_or_else(|e| panic!("{what}: {e}"));
             check_solution(&what, &a, &x, &b, 1, &cpu_x, forward);
@@ -81,24 +86,27 @@ fn manufactured<T: Scalar>(sizes: &[usize], forward: f64) {
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn manufactured_solutions_f64() {
-    manufactured::<f64>(&SIZES, 1e-8);
+    manufactured::<f64>(&SIZES, &METHODS_F64, 1e-8);
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn manufactured_solutions_f32() {
-    manufactured::<f32>(&SIZES[..5], 5e-2);
+    manufactured::<f32>(&SIZES[..5], &METHODS, 5e-2);
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn blocked_lu_at_panel_boundaries_with_either_update() {
     let gpu = gpu();
-    for n in [63, 64, 65, 127, 128, 129, 255, 256, 257, 1000] {
+    for n in [63, 64, 65, 127, 128, 129, 255, 256, 257, 511, 513, 1000] {
         let (a, _, b) = manufactured_system::<f64>(n, 1, n as u64).unwrap();
         let tolerance = check_system(&a, &b, 1).unwrap();
         let cpu_x = cpu::solve(&a, &b, 1).unwrap();
         let mut variants = vec![(64, UpdateKernel::Simt, PanelExchange::Flags)];
+        if gpu.ptx_arch() >= 90 {
+            variants.push((64, UpdateKernel::Pipelined, PanelExchange::Barrier));
+        }
         for width in PANEL_WIDTHS {
             variants.extend(
                 [PanelExchange::Flags, PanelExchange::Barrier].map(|e| (width, UpdateKernel::Dmma, e)),
@@ -169,7 +177,7 @@ fn zero_diagonals_need_pivoting() {
         let x_true: Vec<f64> = (0..n).map(|i| (i as f64).sin()).collect();
         let b: Vec<f64> = (0..n).map(|i| (0..n).map(|j| a.get(i, j) * x_true[j]).sum()).collect();
         let cpu_x = cpu::solve(&a, &b, 1).unwrap();
-        for method in METHODS {
+        for method in METHODS_F64 {
             let what = format!("{method:?} zero diagonal n={n}");
             check_solution(&what, &a, &solve(&gpu, method, &a, &b).unwrap(), &b, 1, &cpu_x, 1e-9);
             let x = solve(&gpu, method, &swap, &[2.0, 3.0]).unwrap();
@@ -196,7 +204,7 @@ fn singular_matrices_name_the_column() {
     cases.push((DenseMatrix::new(1, 1, vec![0.0]).unwrap(), 0));
     for (a, column) in &cases {
         let b = vec![1.0; a.rows];
-        for method in METHODS {
+        for method in METHODS_F64 {
             match solve(&gpu, method, a, &b) {
                 Err(Error::Singular { column: found, .. }) => {
                     assert_eq!(found, *column, "{method:?} n={}", a.rows)
@@ -214,10 +222,112 @@ fn invalid_input_is_an_error() {
     let wide = DenseMatrix::new(2, 3, vec![1.0; 6]).unwrap();
     let mut nan = DenseMatrix::new(2, 2, vec![1.0, 0.0, 0.0, 1.0]).unwrap();
     nan.set(0, 1, f64::NAN);
-    for method in METHODS {
+    for method in METHODS_F64 {
         let err = solve(&gpu, method, &wide, &[1.0, 1.0]).unwrap_err().to_string();
         assert!(err.contains("square"), "{method:?}: {err}");
         let err = solve(&gpu, method, &nan, &[1.0, 1.0]).unwrap_err().to_string();
         assert!(err.contains("A[0][1] is NaN"), "{method:?}: {err}");
+    }
+}
+
+/// The mixed solve and cuSOLVER's TF32 solver on one system: A and b uploaded, x downloaded.
+fn mixed_and_irs(gpu: &Gpu, a: &DenseMatrix<f64>, b: &[f64]) -> ((Vec<f64>, Refinement), Vec<f64>) {
+    let n = a.rows;
+    let tolerance = check_system(a, b, 1).unwrap();
+    let (da, db) = (gpu.upload(&a.data).unwrap(), gpu.upload(b).unwrap());
+    let mut dx = gpu.filled(n, f64::NAN).unwrap();
+    let refinement = MixedSolver::new(gpu, n, tolerance).unwrap().solve(gpu, &da, &db, &mut dx).unwrap();
+    let mixed = gpu.download(&dx).unwrap();
+    gpu.upload_into(&vec![f64::NAN; n], &mut dx).unwrap();
+    CusolverIrs::new(gpu, n).unwrap().solve(gpu, &da, &db, &mut dx).unwrap();
+    ((mixed, refinement), gpu.download(&dx).unwrap())
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn mixed_solve_refines_to_the_f64_threshold() {
+    let gpu = gpu();
+    if gpu.ptx_arch() < 90 {
+        eprintln!("SKIPPED: the mixed solve's TF32 update needs an sm_90 GPU");
+        return;
+    }
+    // Sizes around the panel width and not multiples of it; random and diagonally dominant.
+    for n in [1, 2, 63, 64, 65, 129, 1000, 2049, 4097] {
+        for dominant in [false, true] {
+            let (mut a, _, _) = manufactured_system::<f64>(n, 1, 500 + n as u64).unwrap();
+            if dominant {
+                (0..n).for_each(|i| a.set(i, i, a.get(i, i) + n as f64));
+            }
+            let x_true: Vec<f64> = (0..n).map(|i| ((i + 1) as f64).sqrt().sin()).collect();
+            let b: Vec<f64> = (0..n).map(|i| (0..n).map(|j| a.get(i, j) * x_true[j]).sum()).collect();
+            let what = format!("n={n}{}", if dominant { " dominant" } else { "" });
+            let ((x, refinement), irs) = mixed_and_irs(&gpu, &a, &b);
+            // Random matrices grow harder with n: beyond the smallest, the TF32 factors may no
+            // longer refine (a step shrinking the error by less than half) and the solver falls
+            // back, which must still give the f64 answer.
+            if dominant {
+                assert_eq!(refinement.path, Path::Refined, "mixed {what}: {refinement}");
+            }
+            let bound = backward_error_bound::<f64>(n);
+            let error = backward_error(&a, &x, &b, 1);
+            assert!(error <= bound, "mixed {what}: backward error {error:.3e} ({refinement})");
+            assert!(refinement.backward_error <= bound, "mixed {what}: {refinement:?}");
+            // cuSOLVER's solver returned a backward error of 3e-9 at n = 1, above its
+            // documented tolerance: it is held to the bound from the panel width on.
+            let error = backward_error(&a, &irs, &b, 1);
+            assert!(n < 64 || error <= bound, "cuSOLVER IRS {what}: backward error {error:.3e}");
+            eprintln!("mixed {what}: {refinement}, backward error {:.2e}", refinement.backward_error);
+        }
+    }
+}
+
+/// A = H1 diag(s) H2 with Householder reflections and singular values from 1 down to
+/// 1 / condition (log-spaced): a dense matrix of known condition number.
+fn conditioned(n: usize, condition: f64, seed: u64) -> DenseMatrix<f64> {
+    let (_, v, w) = manufactured_system::<f64>(n, 2, seed).unwrap();
+    let (v, w): (Vec<f64>, Vec<f64>) =
+        ((0..n).map(|i| v[2 * i]).collect(), (0..n).map(|i| w[2 * i + 1]).collect());
+    let (vv, ww) = (v.iter().map(|x| x * x).sum::<f64>(), w.iter().map(|x| x * x).sum::<f64>());
+    let s: Vec<f64> = (0..n).map(|i| condition.powf(-(i as f64) / (n - 1) as f64)).collect();
+    // (I - 2 v v^T / vv) diag(s) (I - 2 w w^T / ww), entry by entry.
+    let sw: Vec<f64> = (0..n).map(|j| s[j] * w[j]).collect(); // diag(s) w
+    let vsw: f64 = v.iter().zip(&sw).map(|(a, b)| a * b).sum(); // v^T diag(s) w
+    let vs: Vec<f64> = (0..n).map(|j| v[j] * s[j]).collect(); // v^T diag(s)
+    let mut a = DenseMatrix::zeros(n, n);
+    for i in 0..n {
+        for j in 0..n {
+            let d = if i == j { s[i] } else { 0.0 };
+            let value =
+                d - 2.0 * v[i] * vs[j] / vv - 2.0 * sw[i] * w[j] / ww + 4.0 * v[i] * vsw * w[j] / (vv * ww);
+            a.set(i, j, value);
+        }
+    }
+    a
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn mixed_solve_falls_back_on_ill_conditioned_matrices() {
+    let gpu = gpu();
+    if gpu.ptx_arch() < 90 {
+        eprintln!("SKIPPED: the mixed solve's TF32 update needs an sm_90 GPU");
+        return;
+    }
+    for n in [300, 1000] {
+        let a = conditioned(n, 1e12, n as u64);
+        let x_true: Vec<f64> = (0..n).map(|i| (i as f64).cos()).collect();
+        let b: Vec<f64> = (0..n).map(|i| (0..n).map(|j| a.get(i, j) * x_true[j]).sum()).collect();
+        let ((x, refinement), irs) = mixed_and_irs(&gpu, &a, &b);
+        assert!(matches!(refinement.path, Path::FellBack { .. }), "n={n}: {refinement}");
+        let bound = backward_error_bound::<f64>(n);
+        let error = backward_error(&a, &x, &b, 1);
+        assert!(error <= bound, "mixed n={n}: backward error {error:.3e} ({refinement})");
+        let error = backward_error(&a, &irs, &b, 1);
+        assert!(error <= bound, "cuSOLVER IRS n={n}: backward error {error:.3e}");
+        eprintln!("mixed ill-conditioned n={n}: {refinement}");
+        // A well-conditioned matrix of the same construction refines.
+        let a = conditioned(n, 10.0, n as u64);
+        let ((_, refinement), _) = mixed_and_irs(&gpu, &a, &b);
+        assert_eq!(refinement.path, Path::Refined, "n={n}, condition 10: {refinement}");
     }
 }

@@ -31,23 +31,65 @@ pub const DMMA_B_STRIDE: u32 = DMMA_TILE + 4;
 /// Shared bytes of the DMMA kernels: the A tile (64 x 20) and the B tile (16 x 68), f64.
 pub const DMMA_SHARED_BYTES: usize = ((DMMA_TILE * DMMA_A_STRIDE + DMMA_K * DMMA_B_STRIDE) * 8) as usize;
 
-/// The pipelined f64 tensor-core kernel (m16n8k8, sm_90): PIPELINED_WARPS_M x
-/// PIPELINED_WARPS_N warps of PIPELINED_MT x PIPELINED_NT mma tiles (16 x 8 each), k-tiles of
-/// PIPELINED_K, PIPELINED_STAGES stages of cp.async copies.
-pub const PIPELINED_WARPS_M: u32 = 2;
-pub const PIPELINED_WARPS_N: u32 = 2;
+/// Mma tiles (16 x 8 each) per warp of the pipelined tensor-core kernel, down and across.
 pub const PIPELINED_MT: usize = 4;
 pub const PIPELINED_NT: usize = 4;
-pub const PIPELINED_K: u32 = 16;
-pub const PIPELINED_STAGES: u32 = 3;
-/// Block tile: 128 x 64, 128 threads.
-pub const PIPELINED_TILE_M: u32 = 16 * PIPELINED_MT as u32 * PIPELINED_WARPS_M;
-pub const PIPELINED_TILE_N: u32 = 8 * PIPELINED_NT as u32 * PIPELINED_WARPS_N;
-pub const PIPELINED_THREADS: u32 = 32 * PIPELINED_WARPS_M * PIPELINED_WARPS_N;
-/// Shared bytes: the stages, each the A tile (rows of K + 4) and the B tile (rows of N + 4).
-pub const PIPELINED_SHARED_BYTES: usize = (PIPELINED_STAGES
-    * (PIPELINED_TILE_M * (PIPELINED_K + 4) + PIPELINED_K * (PIPELINED_TILE_N + 4))
-    * 8) as usize;
+
+/// The shape of the pipelined tensor-core kernel (m16n8k8, sm_90: f64 DMMA, f32 through TF32)
+/// for one element size: warps_m x warps_n warps of 64 x 32 (PIPELINED_MT x PIPELINED_NT mma
+/// tiles), k-tiles of 128 bytes of each row of A, `stages` stages of cp.async copies, and the
+/// padded row lengths of the shared tiles (A: k + 4, B: tile_n + 32 bytes, C in the epilogue:
+/// tile_n + 8), so that the lanes' fragment reads fall in distinct banks and rows stay 16-byte
+/// aligned. f32 takes twice the block tile of f64 across: TF32 mma's run at twice DMMA's rate,
+/// and need twice the flops per byte brought in from L2.
+#[derive(Clone, Copy)]
+pub struct PipelinedShape {
+    pub warps_m: u32,
+    pub warps_n: u32,
+    pub tile_m: u32,
+    pub tile_n: u32,
+    pub k: u32,
+    pub stages: u32,
+    pub threads: u32,
+    pub a_stride: u32,
+    pub b_stride: u32,
+    pub c_stride: u32,
+}
+
+impl PipelinedShape {
+    pub const fn of(elem_size: usize) -> PipelinedShape {
+        let (warps_m, warps_n) = if elem_size == 4 { (2, 4) } else { (2, 2) };
+        let tile_n = 8 * PIPELINED_NT as u32 * warps_n;
+        let k = 128 / elem_size as u32;
+        PipelinedShape {
+            warps_m,
+            warps_n,
+            tile_m: 16 * PIPELINED_MT as u32 * warps_m,
+            tile_n,
+            k,
+            stages: 3,
+            threads: 32 * warps_m * warps_n,
+            a_stride: k + 4,
+            b_stride: tile_n + 32 / elem_size as u32,
+            c_stride: tile_n + 8,
+        }
+    }
+
+    /// Elements of one stage: the A tile (tile_m x k) then the B tile (k x tile_n), padded.
+    pub const fn stage_len(&self) -> u32 {
+        self.tile_m * self.a_stride + self.k * self.b_stride
+    }
+
+    /// Dynamic shared bytes: the stages (the C tile reuses them).
+    pub const fn shared_bytes(&self, elem_size: usize) -> usize {
+        (self.stages * self.stage_len()) as usize * elem_size
+    }
+
+    /// Blocks of an m x n product (one per block tile).
+    pub const fn blocks(&self, m: usize, n: usize) -> usize {
+        m.div_ceil(self.tile_m as usize) * n.div_ceil(self.tile_n as usize)
+    }
+}
 
 /// The update's SIMT kernel: a UPDATE_TILE x UPDATE_TILE tile of C per block of
 /// UPDATE_SIMT_THREADS threads (4 x 4 each), k staged UPDATE_SIMT_K at a time. The update's

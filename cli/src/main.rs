@@ -91,8 +91,9 @@ struct SolveArgs {
     /// A Matrix Market file (array or coordinate) for A instead; b = A x for a random x.
     #[arg(long)]
     matrix: Option<PathBuf>,
-    /// `classic` (the Milan report), `classic-parallel`, `blocked`, `cusolver`, `cpu-serial`,
-    /// `cpu-blocked`.
+    /// `classic` (the Milan report), `classic-parallel`, `blocked`, `mixed` (f64: an f32 LU on
+    /// TF32 tensor cores, refined in f64), `cusolver`, `cusolver-irs` (cuSOLVER's TF32
+    /// refinement solver, f64), `cpu-serial`, `cpu-blocked`.
     #[arg(long, default_value = "blocked")]
     kernel: String,
     #[arg(long, value_enum, default_value = "f64")]
@@ -158,7 +159,8 @@ struct GemmArgs {
     k: usize,
     #[arg(long)]
     n: usize,
-    /// `tiled`, `blocked`, `dmma`, `dmma16`, `dmma-pipelined`, `cublas`, `cpu-serial` or `cpu-rayon`.
+    /// `tiled`, `blocked`, `dmma`, `dmma16`, `dmma-pipelined` (f64), `tf32` (f32 on TF32 tensor
+    /// cores), `cublas`, `cublas-tf32`, `cpu-serial` or `cpu-rayon`.
     #[arg(long, default_value = "blocked")]
     kernel: String,
     #[arg(long, value_enum, default_value = "f32")]
@@ -449,8 +451,16 @@ fn run_gemm<T: Scalar + CublasGemm>(args: &GemmArgs) -> Result<()> {
             let gpu = gpu.expect("created above for a GPU kernel");
             let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
             let mut dc = gpu.filled(m * n, T::from_f64(f64::NAN))?;
-            let ms = if name == "cublas" {
-                let blas = Cublas::new(&gpu)?;
+            let ms = if name == "cublas" || name == "cublas-tf32" {
+                let blas = if name == "cublas" {
+                    Cublas::new(&gpu)?
+                } else if T::NAME == "f32" {
+                    Cublas::new_tf32(&gpu)?
+                } else {
+                    return Err(Error::InvalidInput(
+                        "cublas-tf32 multiplies f32 matrices (--precision f32)".into(),
+                    ));
+                };
                 blas.gemm(m, n, k, &da, &db, &mut dc)?;
                 rgla::bench::gpu_median_ms(&gpu, 1, args.runs.max(1), || {
                     blas.gemm(m, n, k, &da, &db, &mut dc)
@@ -458,7 +468,7 @@ fn run_gemm<T: Scalar + CublasGemm>(args: &GemmArgs) -> Result<()> {
             } else {
                 let kernel = GemmKernel::from_name(name, args.tile).ok_or_else(|| {
                     Error::InvalidInput(format!(
-                        "unknown GEMM kernel `{name}` (tiled --tile 2|4|8|16|32, blocked, dmma, dmma16, dmma-pipelined, cublas, cpu-serial, cpu-rayon)"
+                        "unknown GEMM kernel `{name}` (tiled --tile 2|4|8|16|32, blocked, dmma, dmma16, dmma-pipelined, tf32, cublas, cublas-tf32, cpu-serial, cpu-rayon)"
                     ))
                 })?;
                 gemm::gemm(&gpu, kernel, m, n, k, &da, &db, &mut dc)?;
@@ -477,7 +487,16 @@ fn run_gemm<T: Scalar + CublasGemm>(args: &GemmArgs) -> Result<()> {
         T::NAME,
         args.runs
     );
-    let tolerance = if T::NAME == "f64" { 1e-12 } else { 1e-5 };
+    // The inputs are positive, so the TF32 bound on |A| |B| bounds the relative error too.
+    let tf32 =
+        args.kernel == "cublas-tf32" || GemmKernel::from_name(&args.kernel, None) == Some(GemmKernel::Tf32);
+    let tolerance = if tf32 {
+        gemm::tf32_error_bound(k)
+    } else if T::NAME == "f64" {
+        1e-12
+    } else {
+        1e-5
+    };
     if args.verify {
         report_error(true, &c, &gemm::cpu::reference(m, n, k, &a, &b), tolerance)?;
     }
@@ -625,6 +644,7 @@ fn solve<T: Scalar>(args: &SolveArgs) -> Result<()> {
         (None, Some(n)) => solve::manufactured_system::<T>(n, 1, 1)?,
         (None, None) => unreachable!("clap requires --n or --matrix"),
     };
+    let n = a.rows;
     let started = std::time::Instant::now();
     let x = match args.kernel.as_str() {
         "cpu-serial" => solve::cpu::solve_serial(&a, &b)?,
@@ -640,10 +660,34 @@ fn solve<T: Scalar>(args: &SolveArgs) -> Result<()> {
             solver.solve(&gpu, 1, &db, &mut dx)?;
             gpu.download(&dx)?
         }
+        "mixed" | "cusolver-irs" => {
+            use std::any::Any;
+            let a64 = (&a as &dyn Any).downcast_ref::<DenseMatrix<f64>>();
+            let (Some(a), Some(b)) = (a64, (&b as &dyn Any).downcast_ref::<Vec<f64>>()) else {
+                return Err(Error::InvalidInput(format!(
+                    "`{}` solves f64 systems (--precision f64)",
+                    args.kernel
+                )));
+            };
+            let gpu = Gpu::new()?;
+            let tolerance = solve::check_system(a, b, 1)?;
+            let (da, db) = (gpu.upload(&a.data)?, gpu.upload(b)?);
+            let mut dx = gpu.filled(n, f64::NAN)?;
+            if args.kernel == "mixed" {
+                let refinement =
+                    solve::mixed::MixedSolver::new(&gpu, n, tolerance)?.solve(&gpu, &da, &db, &mut dx)?;
+                println!("mixed: {refinement}");
+            } else {
+                let steps =
+                    rgla::vendor::cusolver::CusolverIrs::new(&gpu, n)?.solve(&gpu, &da, &db, &mut dx)?;
+                println!("cusolver-irs: {steps} refinement step(s) (negative: fell back to f64)");
+            }
+            gpu.download(&dx)?.into_iter().map(T::from_f64).collect()
+        }
         name => {
             let kernel = SolveKernel::from_name(name).ok_or_else(|| {
                 Error::InvalidInput(format!(
-                    "unknown solver `{name}` (classic, classic-parallel, blocked, cusolver, cpu-serial, cpu-blocked)"
+                    "unknown solver `{name}` (classic, classic-parallel, blocked, mixed, cusolver, cusolver-irs, cpu-serial, cpu-blocked)"
                 ))
             })?;
             solve::solve(&Gpu::new()?, kernel, &a, &b)?

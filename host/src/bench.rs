@@ -167,6 +167,12 @@ pub fn selected(variable: &str, name: &str) -> bool {
         .map_or(true, |list| list.split(',').map(str::trim).any(|p| !p.is_empty() && name.starts_with(p)))
 }
 
+/// Whether `RGLA_BENCH_SIZES` (a comma-separated list of sizes; unset: every size) selects the
+/// dense benchmarks' size `n`.
+pub fn size_selected(n: usize) -> bool {
+    std::env::var("RGLA_BENCH_SIZES").map_or(true, |list| list.split(',').any(|s| s.trim() == n.to_string()))
+}
+
 /// Measures the device-to-device copy bandwidth (bytes read + written per second, GB/s) on
 /// 1 GiB buffers: the roofline memory-bound kernels are reported against.
 pub fn copy_bandwidth_gbps(gpu: &Gpu) -> Result<f64> {

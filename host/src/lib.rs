@@ -35,7 +35,7 @@
 //! | SpMV | [`spmv`] (`csr`, `bsr`, `hll`, `cpu`) | [`vendor::cusparse`] |
 //! | SymGS and PCG | [`symgs`] (`sync_free`, `levels`, `multicolor`, `ready_done`, `pcg`, `cpu`) | [`vendor::cusparse_spsv`] |
 //! | GEMM | [`gemm`] (`cpu`, `update`) | [`vendor::cublas`] |
-//! | dense solve | [`solve`] (`blocked`, `classic`, `cpu`) | [`vendor::cusolver`] |
+//! | dense solve | [`solve`] (`blocked`, `mixed`, `classic`, `cpu`) | [`vendor::cusolver`] (getrf + getrs, and the TF32 refinement solver) |
 //! | vector operations | [`blas1`] | |
 //!
 //! Matrices come from Matrix Market files ([`mm`]) or generators ([`sparse::GenSpec`]: stencils,

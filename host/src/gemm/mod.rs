@@ -1,6 +1,6 @@
 //! Dense C = A B (row-major, any shape): the GPU drivers of `kernels/src/gemm/` (the Naples
-//! report's tiles, register-blocked SIMT, f64 tensor cores), their CPU references ([`cpu`])
-//! and the trailing update the blocked LU drives ([`update`]).
+//! report's tiles, register-blocked SIMT, f64 tensor cores, TF32 tensor cores for f32), their
+//! CPU references ([`cpu`]) and the trailing update the blocked LU drives ([`update`]).
 
 pub mod cpu;
 pub mod update;
@@ -39,6 +39,10 @@ pub enum GemmKernel {
     /// Hopper's m16n8k8 on 128 x 64 tiles fed by a 3-stage cp.async pipeline (sm_90 module
     /// only).
     DmmaPipelined,
+    /// f32 on tensor cores: the same kernel as `DmmaPipelined` with the inputs rounded to TF32
+    /// (10 mantissa bits) and f32 accumulators (sm_90 module only). Not f32-accurate: its error
+    /// is [`tf32_error_bound`]'s order.
+    Tf32,
 }
 
 impl GemmKernel {
@@ -49,6 +53,7 @@ impl GemmKernel {
             GemmKernel::Dmma => "dmma".into(),
             GemmKernel::Dmma16 => "dmma16".into(),
             GemmKernel::DmmaPipelined => "dmma-pipelined".into(),
+            GemmKernel::Tf32 => "tf32".into(),
         }
     }
 
@@ -59,26 +64,39 @@ impl GemmKernel {
             "dmma" => Some(GemmKernel::Dmma),
             "dmma16" => Some(GemmKernel::Dmma16),
             "dmma-pipelined" => Some(GemmKernel::DmmaPipelined),
+            "tf32" => Some(GemmKernel::Tf32),
             other => {
                 other.strip_prefix("tiled")?.parse().ok().filter(|t| TILES.contains(t)).map(GemmKernel::Tiled)
             }
         }
     }
 
-    /// Whether the kernel exists for `T` on this GPU (tensor cores: f64 only; m16n8k4 and
-    /// m16n8k8 need the sm_90 module).
+    /// Whether the kernel exists for `T` on this GPU (f64 tensor cores: f64 only, TF32: f32
+    /// only; m16n8k4 and m16n8k8 need the sm_90 module).
     pub fn supports<T: Scalar>(self, gpu: &Gpu) -> bool {
         match self {
             GemmKernel::Dmma => T::NAME == "f64",
             GemmKernel::Dmma16 | GemmKernel::DmmaPipelined => T::NAME == "f64" && gpu.ptx_arch() >= 90,
+            GemmKernel::Tf32 => T::NAME == "f32" && gpu.ptx_arch() >= 90,
             _ => true,
         }
+    }
+
+    /// Whether the kernel rounds its inputs below `T`'s precision (TF32).
+    pub fn is_reduced_precision(self) -> bool {
+        self == GemmKernel::Tf32
     }
 
     /// Every kernel, tile sizes included.
     pub fn all() -> Vec<GemmKernel> {
         let mut all: Vec<GemmKernel> = TILES.into_iter().map(GemmKernel::Tiled).collect();
-        all.extend([GemmKernel::Blocked, GemmKernel::Dmma, GemmKernel::Dmma16, GemmKernel::DmmaPipelined]);
+        all.extend([
+            GemmKernel::Blocked,
+            GemmKernel::Dmma,
+            GemmKernel::Dmma16,
+            GemmKernel::DmmaPipelined,
+            GemmKernel::Tf32,
+        ]);
         all
     }
 }
@@ -128,7 +146,21 @@ pub fn gemm<T: Scalar>(
                     .shared(abi::gemm::blocked_shared_bytes(elem));
                 kernels::blocked::blocked(gpu, launch, m32, n32, k32, a, b, c)
             }
-            GemmKernel::Dmma | GemmKernel::Dmma16 | GemmKernel::DmmaPipelined => {
+            GemmKernel::DmmaPipelined | GemmKernel::Tf32 => {
+                if !kernel.supports::<T>(gpu) {
+                    let kind = if kernel == GemmKernel::Tf32 { "f32" } else { "f64" };
+                    return Err(Error::InvalidInput(format!(
+                        "the {} tensor-core kernel is {kind} only, on sm_90 GPUs",
+                        kernel.name()
+                    )));
+                }
+                // One block per tile, in a 1D grid (the kernel orders the tiles itself).
+                let shape = abi::gemm::PipelinedShape::of(size_of::<T>());
+                let launch = Launch::linear(shape.blocks(m, n) * shape.threads as usize, shape.threads)
+                    .shared(shape.shared_bytes(size_of::<T>()));
+                kernels::pipelined::pipelined(gpu, launch, m32, n32, k32, a, b, c)
+            }
+            GemmKernel::Dmma | GemmKernel::Dmma16 => {
                 let f64_buffers = f64_buffers(a, b, c).filter(|_| kernel.supports::<T>(gpu));
                 let Some((a, b, c)) = f64_buffers else {
                     let sm90 = if kernel == GemmKernel::Dmma { "" } else { ", on sm_90 GPUs" };
@@ -139,21 +171,22 @@ pub fn gemm<T: Scalar>(
                 };
                 use abi::gemm::*;
                 let dmma = Launch::grid_2d(grid(DMMA_TILE)?, (DMMA_THREADS, 1)).shared(DMMA_SHARED_BYTES);
-                match kernel {
-                    GemmKernel::Dmma => kernels::dmma::dmma(gpu, dmma, m32, n32, k32, a, b, c),
-                    GemmKernel::Dmma16 => kernels::dmma16::dmma16(gpu, dmma, m32, n32, k32, a, b, c),
-                    _ => {
-                        // One block per tile, in a 1D grid (the kernel orders the tiles itself).
-                        let blocks =
-                            m.div_ceil(PIPELINED_TILE_M as usize) * n.div_ceil(PIPELINED_TILE_N as usize);
-                        let launch = Launch::linear(blocks * PIPELINED_THREADS as usize, PIPELINED_THREADS)
-                            .shared(PIPELINED_SHARED_BYTES);
-                        kernels::dmma_pipelined::dmma_pipelined(gpu, launch, m32, n32, k32, a, b, c)
-                    }
+                if kernel == GemmKernel::Dmma {
+                    kernels::dmma::dmma(gpu, dmma, m32, n32, k32, a, b, c)
+                } else {
+                    kernels::dmma16::dmma16(gpu, dmma, m32, n32, k32, a, b, c)
                 }
             }
         }
     }
+}
+
+/// The componentwise error bound of a TF32 product: |C - A B| <= bound |A| |B|, from the
+/// rounding of both inputs to TF32 (unit roundoff 2^-11 each) and k f32 accumulations (the
+/// tensor cores' adds may truncate: 2^-23 each).
+pub fn tf32_error_bound(k: usize) -> f64 {
+    let (tf32, f32) = (2f64.powi(-11), 2f64.powi(-23));
+    2.0 * tf32 + tf32 * tf32 + k as f64 * f32
 }
 
 /// The buffers as f64 buffers, when `T` is f64 (the tensor-core kernels are f64 only).
@@ -185,6 +218,7 @@ mod tests {
         assert_eq!(GemmKernel::from_name("tiled32", None), Some(GemmKernel::Tiled(32)));
         assert_eq!(GemmKernel::from_name("tiled3", None), None);
         assert_eq!(GemmKernel::from_name("dmma", None), Some(GemmKernel::Dmma));
+        assert_eq!(GemmKernel::from_name("tf32", None), Some(GemmKernel::Tf32));
         for kernel in GemmKernel::all() {
             assert_eq!(GemmKernel::from_name(&kernel.name(), None), Some(kernel));
         }

@@ -11,14 +11,22 @@ use crate::kernels::gemm::update as kernels;
 pub enum UpdateKernel {
     /// f64 tensor cores (mma.sync m8n8k4); f64 only.
     Dmma,
+    /// `gemm::pipelined`'s k-loop (m16n8k8, sm_90): f64 on DMMA, f32 through TF32 (not
+    /// f32-accurate: the mixed-precision solve's factorisation).
+    Pipelined,
     /// Register-blocked FMAs, f32 and f64.
     Simt,
 }
 
 impl UpdateKernel {
-    /// Tensor cores for f64, SIMT for f32.
-    pub fn default_for<T: Scalar>() -> UpdateKernel {
-        if T::NAME == "f64" { UpdateKernel::Dmma } else { UpdateKernel::Simt }
+    /// Tensor cores for f64 (`Pipelined` on sm_90, the faster in the blocked LU there: PERF.md),
+    /// SIMT for f32 (f32-accurate).
+    pub fn default_for<T: Scalar>(gpu: &Gpu) -> UpdateKernel {
+        match (T::NAME, gpu.ptx_arch() >= 90) {
+            ("f64", true) => UpdateKernel::Pipelined,
+            ("f64", false) => UpdateKernel::Dmma,
+            _ => UpdateKernel::Simt,
+        }
     }
 }
 
@@ -44,10 +52,10 @@ pub fn update<T: Scalar>(
     if m == 0 || n == 0 {
         return Ok(());
     }
+    let (m32, n32, k32) = (m as u32, n as u32, k as u32);
     let tile = abi::gemm::UPDATE_TILE as usize;
     let grid = (n.div_ceil(tile) as u32, m.div_ceil(tile) as u32);
-    let (m32, n32, k32) = (m as u32, n as u32, k as u32);
-    // SAFETY: the grid covers C's tiles; the kernels read A and B and write C inside the views.
+    // SAFETY: the grids cover C's tiles; the kernels read A and B and write C inside the views.
     unsafe {
         match kernel {
             UpdateKernel::Dmma => {
@@ -57,6 +65,16 @@ pub fn update<T: Scalar>(
                 let launch =
                     Launch::grid_2d(grid, (abi::gemm::DMMA_THREADS, 1)).shared(abi::gemm::DMMA_SHARED_BYTES);
                 kernels::dmma(gpu, launch, m32, n32, k32, a, b, c)
+            }
+            UpdateKernel::Pipelined => {
+                if gpu.ptx_arch() < 90 {
+                    return Err(Error::InvalidInput("the pipelined update kernel needs an sm_90 GPU".into()));
+                }
+                // One block per tile, in a 1D grid (the kernel orders the tiles itself).
+                let shape = abi::gemm::PipelinedShape::of(size_of::<T>());
+                let launch = Launch::linear(shape.blocks(m, n) * shape.threads as usize, shape.threads)
+                    .shared(shape.shared_bytes(size_of::<T>()));
+                kernels::pipelined(gpu, launch, m32, n32, k32, a, b, c)
             }
             UpdateKernel::Simt => {
                 let launch = Launch::grid_2d(grid, (abi::gemm::UPDATE_SIMT_THREADS, 1))

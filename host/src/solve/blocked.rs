@@ -1,11 +1,17 @@
 //! Blocked right-looking LU with partial pivoting on the GPU (`kernels/src/solve/blocked.rs`)
-//! and getrs. For each panel of 64 (or 128) columns: the persistent panel kernel (pivot search, row
-//! swaps across the whole matrix, elimination inside the panel), the triangular solve of the
-//! block row to its right, and the trailing update A22 -= L21 U12 by the GEMM-update kernel
-//! (`kernels/src/gemm/update.rs`: tensor cores for f64) in place with leading dimension n.
-//! Then a check of the pivots, and for each solve: b permuted, L y = P b, U x = y.
+//! and getrs, on two levels. For each block column of [`BLOCK_COLUMN`] columns, and inside it
+//! for each panel of 64 (or 128) columns: the persistent panel kernel (pivot search, row swaps
+//! across the whole matrix, elimination inside the panel), the triangular solve of the panel's
+//! block row up to the block column's end, and the update of the block column's rest. Then the
+//! block column's block row to the right (triangular solves and updates, panel by panel), and
+//! one trailing update A22 -= L21 U12 with k = [`BLOCK_COLUMN`]. The updates are the
+//! GEMM-update kernel (`kernels/src/gemm/update.rs`: tensor cores for f64) in place with
+//! leading dimension n. Then a check of the pivots, and for each solve: b permuted, L y = P b,
+//! U x = y.
 
 use super::{check_gpu_size, next_epoch, queue_pivot_check, queue_triangular_solve, read_pivot_check};
+use std::ops::Range;
+
 use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::gemm::update::{UpdateKernel, update};
@@ -22,6 +28,10 @@ pub const PANEL_WIDTHS: [usize; 2] = {
 /// column in the panel; 64 was as fast or faster where measured (PERF.md).
 pub const DEFAULT_PANEL_WIDTH: usize = 64;
 const MAX_NB: usize = 128;
+/// Columns of a block column: its panels update only the block column itself, and the rest
+/// of the matrix is updated once per block column with this k, a quarter of the traffic
+/// through C of one update per 64-wide panel.
+pub const BLOCK_COLUMN: usize = 256;
 const THREADS: u32 = abi::solve::BLOCKED_THREADS;
 /// Fewest panel rows per block: below this, fewer blocks (fewer flags to wait for) win.
 const MIN_ROWS_PER_BLOCK: usize = 32;
@@ -85,7 +95,7 @@ impl<T: Scalar> BlockedLu<T> {
         let lu = BlockedLu {
             n,
             tolerance,
-            update: UpdateKernel::default_for::<T>(),
+            update: UpdateKernel::default_for::<T>(gpu),
             panel_width: DEFAULT_PANEL_WIDTH,
             exchange: PanelExchange::Barrier,
             sms,
@@ -137,9 +147,12 @@ impl<T: Scalar> BlockedLu<T> {
         Ok(())
     }
 
-    /// The trailing-update kernel (tensor cores for f64 by default; SIMT for f32 always).
+    /// The trailing-update kernel (default: [`UpdateKernel::default_for`]). For f32,
+    /// `Pipelined` rounds the update's inputs to TF32 (the mixed-precision solve's factors)
+    /// and `Dmma` falls back to SIMT.
     pub fn with_update(mut self, update: UpdateKernel) -> BlockedLu<T> {
-        self.update = if T::NAME == "f64" { update } else { UpdateKernel::Simt };
+        self.update =
+            if T::NAME == "f32" && update == UpdateKernel::Dmma { UpdateKernel::Simt } else { update };
         self
     }
 
@@ -174,61 +187,107 @@ impl<T: Scalar> BlockedLu<T> {
         if use_barrier != 0 {
             gpu.memset_zeros(&mut self.barriers)?;
         }
-        for (step, k0) in (0..n).step_by(nb).enumerate() {
-            let width = nb.min(n - k0);
-            let (blocks, rows_per_block, shared) = self.panel_shape(n - k0);
-            let launch =
-                Launch { grid: (blocks as u32, 1, 1), block: (THREADS, 1, 1), shared_bytes: shared as u32 };
-            let (k0_32, width32, rows32) = (k0 as u32, width as u32, rows_per_block as u32);
-            if self.panel_epoch > u32::MAX - 2 * MAX_NB as u32 {
-                gpu.memset_zeros(&mut self.flags_panel)?;
-                self.panel_epoch = 0;
+        for block0 in (0..n).step_by(BLOCK_COLUMN) {
+            let block_end = (block0 + BLOCK_COLUMN).min(n);
+            // Inside the block column: panel, its block row up to the block column's end, and
+            // the update of the block column's rest.
+            for k0 in (block0..block_end).step_by(nb) {
+                let width = nb.min(block_end - k0);
+                self.queue_panel(gpu, k0, width, use_barrier)?;
+                self.queue_trsm(gpu, k0, width, k0 + width..block_end)?;
+                self.queue_update(gpu, k0..k0 + width, k0 + width..n, k0 + width..block_end)?;
             }
-            let epoch = self.panel_epoch + 1; // this panel's flags: epoch..epoch + width
-            self.panel_epoch += width as u32;
-            let mut barrier = self.barriers.slice_mut(step..step + 1);
-            // SAFETY: the scratch holds two slots and flags for each of at most `sms` blocks,
-            // no flag holds this panel's values yet, this panel's barrier word was zeroed, and
-            // at most one block per SM with `shared` bytes keeps the whole grid resident.
-            unsafe {
-                kernels::panel::<T>(
-                    gpu,
-                    launch,
-                    nb as u32,
-                    n32,
-                    &mut self.lu,
-                    k0_32,
-                    width32,
-                    rows32,
-                    &mut self.pivots,
-                    &mut self.perm,
-                    &mut self.candidates,
-                    &mut self.candidate_rows,
-                    &mut self.diagonal_rows,
-                    &mut self.flags_panel,
-                    epoch,
-                    &mut barrier,
-                    use_barrier,
-                )?;
+            // The block row right of the block column: U12 = L11^-1 A12, panel by panel.
+            for k0 in (block0..block_end).step_by(nb) {
+                let width = nb.min(block_end - k0);
+                self.queue_trsm(gpu, k0, width, block_end..n)?;
+                self.queue_update(gpu, k0..k0 + width, k0 + width..block_end, block_end..n)?;
             }
-            let rest = n - k0 - width;
-            if rest == 0 {
-                continue;
-            }
-            let trsm_launch =
-                Launch::linear(rest.div_ceil(abi::solve::TRSM_COLS as usize) * THREADS as usize, THREADS)
-                    .shared(abi::solve::trsm_shared_bytes(nb, size_of::<T>()));
-            // SAFETY: the n x n matrix, step k0 of width `width`.
-            unsafe { kernels::trsm::<T>(gpu, trsm_launch, nb as u32, n32, &mut self.lu, k0_32, width32)? };
-            // A22 -= L21 U12: disjoint blocks of the factor.
-            let first = k0 + width;
-            let (top, bottom) = MatrixViewMut::full(&mut self.lu, n, n)?.split_rows(first);
-            let (_, u12) = top.split_rows(k0).1.split_cols(first);
-            let (left, a22) = bottom.split_cols(first);
-            let (_, l21) = left.split_cols(k0);
-            update(gpu, self.update, l21.into_view(), u12.into_view(), a22)?;
+            // The rest: A22 -= L21 U12 with the block column's k.
+            self.queue_update(gpu, block0..block_end, block_end..n, block_end..n)?;
         }
         queue_pivot_check::<T>(gpu, MatrixView::full(&self.lu, n, n)?, self.tolerance, &mut self.info)
+    }
+
+    /// Queues the panel kernel for columns k0..k0 + width (rows k0..n).
+    fn queue_panel(&mut self, gpu: &Gpu, k0: usize, width: usize, use_barrier: u32) -> Result<()> {
+        let (n, nb) = (self.n, self.panel_width);
+        let (blocks, rows_per_block, shared) = self.panel_shape(n - k0);
+        let launch =
+            Launch { grid: (blocks as u32, 1, 1), block: (THREADS, 1, 1), shared_bytes: shared as u32 };
+        if self.panel_epoch > u32::MAX - 2 * MAX_NB as u32 {
+            gpu.memset_zeros(&mut self.flags_panel)?;
+            self.panel_epoch = 0;
+        }
+        let epoch = self.panel_epoch + 1; // this panel's flags: epoch..epoch + width
+        self.panel_epoch += width as u32;
+        let step = k0 / nb;
+        let mut barrier = self.barriers.slice_mut(step..step + 1);
+        // SAFETY: the scratch holds two slots and flags for each of at most `sms` blocks, no
+        // flag holds this panel's values yet, this panel's barrier word was zeroed, and at most
+        // one block per SM with `shared` bytes keeps the whole grid resident.
+        unsafe {
+            kernels::panel::<T>(
+                gpu,
+                launch,
+                nb as u32,
+                n as u32,
+                &mut self.lu,
+                k0 as u32,
+                width as u32,
+                rows_per_block as u32,
+                &mut self.pivots,
+                &mut self.perm,
+                &mut self.candidates,
+                &mut self.candidate_rows,
+                &mut self.diagonal_rows,
+                &mut self.flags_panel,
+                epoch,
+                &mut barrier,
+                use_barrier,
+            )
+        }
+    }
+
+    /// Queues U = L^-1 A for the rows k0..k0 + width and `columns`, L the unit lower triangle
+    /// of the panel at k0.
+    fn queue_trsm(&mut self, gpu: &Gpu, k0: usize, width: usize, columns: Range<usize>) -> Result<()> {
+        if columns.is_empty() {
+            return Ok(());
+        }
+        let nb = self.panel_width;
+        let launch = Launch::linear(
+            columns.len().div_ceil(abi::solve::TRSM_COLS as usize) * THREADS as usize,
+            THREADS,
+        )
+        .shared(abi::solve::trsm_shared_bytes(nb, size_of::<T>()));
+        let (n, k0, width) = (self.n as u32, k0 as u32, width as u32);
+        let (begin, end) = (columns.start as u32, columns.end as u32);
+        // SAFETY: the n x n matrix; the panel's rows and the columns lie inside it.
+        unsafe { kernels::trsm::<T>(gpu, launch, nb as u32, n, &mut self.lu, k0, width, begin, end) }
+    }
+
+    /// Queues A[rows, columns] -= A[rows, ks] A[ks, columns], where `rows` and `columns` both
+    /// start at or after the end of `ks` (so the three blocks do not overlap).
+    fn queue_update(
+        &mut self,
+        gpu: &Gpu,
+        ks: Range<usize>,
+        rows: Range<usize>,
+        columns: Range<usize>,
+    ) -> Result<()> {
+        if rows.is_empty() || columns.is_empty() {
+            return Ok(());
+        }
+        let n = self.n;
+        let (top, bottom) = MatrixViewMut::full(&mut self.lu, n, n)?.split_rows(rows.start);
+        let (_, u) = top.split_rows(ks.start).1.split_rows(ks.len()).0.split_cols(columns.start);
+        let (u, _) = u.split_cols(columns.len());
+        let (bottom, _) = bottom.split_rows(rows.len());
+        let (left, c) = bottom.split_cols(columns.start);
+        let (c, _) = c.split_cols(columns.len());
+        let (l, _) = left.split_cols(ks.start).1.split_cols(ks.len());
+        update(gpu, self.update, l.into_view(), u.into_view(), c)
     }
 
     /// Waits for the factorisation; a column without a usable pivot is [`Error::Singular`].

@@ -6,6 +6,8 @@
 //!   single-thread back substitution or a parallel one;
 //! - [`blocked`]: a blocked right-looking LU on the GPU (persistent panel kernel, triangular
 //!   solve, tensor-core trailing update) and getrs;
+//! - [`mixed`]: f64 answers from an f32 LU with TF32 trailing updates, refined in f64, with a
+//!   fallback to the f64 LU where refinement stalls;
 //! - the cuSOLVER baseline is `vendor::cusolver`.
 //!
 //! Every solver checks its input here ([`check_system`]: square, finite) and reports a
@@ -17,6 +19,9 @@
 pub mod blocked;
 pub mod classic;
 pub mod cpu;
+pub mod mixed;
+
+use std::any::Any;
 
 use crate::Scalar;
 use crate::dense::DenseMatrix;
@@ -146,6 +151,22 @@ pub fn manufactured_system<T: Scalar>(
     Ok((a, x, b))
 }
 
+/// As [`manufactured_system`] with one right-hand side and n added to the diagonal: a strictly
+/// diagonally dominant, well-conditioned system (the rows' off-diagonal sums are about n / 2),
+/// where a low-precision factorisation refines in a few steps.
+pub fn dominant_system<T: Scalar>(n: usize, seed: u64) -> Result<(DenseMatrix<T>, Vec<T>, Vec<T>)> {
+    use rayon::prelude::*;
+    let (mut a, x, mut b) = manufactured_system::<T>(n, 1, seed)?;
+    for i in 0..n {
+        a.set(i, i, T::from_f64(a.get(i, i).into() + n as f64));
+    }
+    b.par_iter_mut().enumerate().for_each(|(i, out)| {
+        let row = &a.data[i * n..(i + 1) * n];
+        *out = T::from_f64(row.iter().zip(&x).map(|(&v, &xj)| v.into() * xj.into()).sum());
+    });
+    Ok((a, x, b))
+}
+
 /// The GPU solvers of this module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SolveKernel {
@@ -155,17 +176,20 @@ pub enum SolveKernel {
     ClassicParallel,
     /// Blocked right-looking LU (tensor-core update for f64) and getrs.
     Blocked,
+    /// f64 only: an f32 LU with TF32 trailing updates, refined in f64 ([`mixed`]).
+    Mixed,
 }
 
 impl SolveKernel {
-    pub const ALL: [SolveKernel; 3] =
-        [SolveKernel::Classic, SolveKernel::ClassicParallel, SolveKernel::Blocked];
+    pub const ALL: [SolveKernel; 4] =
+        [SolveKernel::Classic, SolveKernel::ClassicParallel, SolveKernel::Blocked, SolveKernel::Mixed];
 
     pub fn name(self) -> &'static str {
         match self {
             SolveKernel::Classic => "classic",
             SolveKernel::ClassicParallel => "classic-parallel",
             SolveKernel::Blocked => "blocked",
+            SolveKernel::Mixed => "mixed",
         }
     }
 
@@ -206,8 +230,22 @@ pub fn solve<T: Scalar>(gpu: &Gpu, kernel: SolveKernel, a: &DenseMatrix<T>, b: &
             lu.check(gpu)?;
             lu.solve(gpu, 1, &db, &mut dx)?;
         }
+        SolveKernel::Mixed => {
+            let (Some(a), Some(b)) = (as_f64(&da), as_f64(&db)) else {
+                return Err(Error::InvalidInput("the mixed-precision solve is f64 only".into()));
+            };
+            let mut x = gpu.zeros::<f64>(n)?;
+            mixed::MixedSolver::new(gpu, n, tolerance)?.solve(gpu, a, b, &mut x)?;
+            let x = gpu.download(&x)?;
+            return Ok(x.into_iter().map(T::from_f64).collect());
+        }
     }
     gpu.download(&dx)
+}
+
+/// The buffer as an f64 buffer, when `T` is f64.
+fn as_f64<T: Scalar>(v: &CudaSlice<T>) -> Option<&CudaSlice<f64>> {
+    (v as &dyn Any).downcast_ref::<CudaSlice<f64>>()
 }
 
 /// Solves A X = B for `nrhs` right-hand sides (B n x nrhs, row-major) with the blocked LU.

@@ -30,6 +30,24 @@ impl Cublas {
         Ok(Cublas { blas })
     }
 
+    /// A handle whose f32 products round their inputs to TF32 on the tensor cores
+    /// (`CUBLAS_TF32_TENSOR_OP_MATH`), the vendor row of the TF32 kernel.
+    pub fn new_tf32(gpu: &Gpu) -> Result<Cublas> {
+        use cudarc::cublas::sys::{cublasMath_t, cublasSetMathMode, cublasStatus_t};
+        let cublas = Cublas::new(gpu)?;
+        // SAFETY: sets a mode on the handle just created, which no other thread holds.
+        let status =
+            unsafe { cublasSetMathMode(*cublas.blas.handle(), cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH) };
+        if status != cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            return Err(Error::Library {
+                library: "cuBLAS",
+                what: "cublasSetMathMode",
+                message: format!("{status:?}"),
+            });
+        }
+        Ok(cublas)
+    }
+
     /// C = A B for row-major A (m x k), B (k x n), C (m x n). cuBLAS is column-major, so it
     /// computes C^T = B^T A^T, which is the same memory.
     pub fn gemm<T: crate::Scalar + CublasGemm>(

@@ -24,6 +24,28 @@ fn check(status: cusolverStatus_t, what: &'static str) -> Result<()> {
     }
 }
 
+/// A cuSOLVER handle on the GPU's stream, and n as cuSOLVER's int.
+fn create_handle(gpu: &Gpu, n: usize) -> Result<(cusolverDnHandle_t, i32)> {
+    // SAFETY: only tries to dlopen the library; cudarc would panic on a missing one.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(Error::Library {
+            library: "cuSOLVER",
+            what: "loading libcusolver",
+            message: "not found (install the CUDA toolkit's cuSOLVER or add its folder to LD_LIBRARY_PATH)"
+                .into(),
+        });
+    }
+    let dim = i32::try_from(n.max(1))
+        .map_err(|_| Error::InvalidInput(format!("cuSOLVER takes n below 2^31, got {n}")))?;
+    let mut handle = ptr::null_mut();
+    // SAFETY: creates a handle into a local; binds it to our stream, which outlives it.
+    unsafe {
+        check(sys::cusolverDnCreate(&mut handle), "cusolverDnCreate")?;
+        check(sys::cusolverDnSetStream(handle, gpu.stream().cu_stream() as _), "cusolverDnSetStream")?;
+    }
+    Ok((handle, dim))
+}
+
 /// The LU factors of one n x n matrix by cuSOLVER, with a handle on the GPU's stream and the
 /// workspace getrf asked for.
 pub struct CusolverLu<T> {
@@ -45,24 +67,7 @@ impl<T: Scalar> CusolverLu<T> {
     /// A handle and buffers for n x n; `tolerance` is the smallest usable pivot
     /// (`solve::check_system` computes it).
     pub fn new(gpu: &Gpu, n: usize, tolerance: f64) -> Result<CusolverLu<T>> {
-        // SAFETY: only tries to dlopen the library; cudarc would panic on a missing one.
-        if !unsafe { sys::is_culib_present() } {
-            return Err(Error::Library {
-                library: "cuSOLVER",
-                what: "loading libcusolver",
-                message:
-                    "not found (install the CUDA toolkit's cuSOLVER or add its folder to LD_LIBRARY_PATH)"
-                        .into(),
-            });
-        }
-        let dim = i32::try_from(n.max(1))
-            .map_err(|_| Error::InvalidInput(format!("cuSOLVER takes n below 2^31, got {n}")))?;
-        let mut handle = ptr::null_mut();
-        // SAFETY: creates a handle into a local; binds it to our stream, which outlives it.
-        unsafe {
-            check(sys::cusolverDnCreate(&mut handle), "cusolverDnCreate")?;
-            check(sys::cusolverDnSetStream(handle, gpu.stream().cu_stream() as _), "cusolverDnSetStream")?;
-        }
+        let (handle, dim) = create_handle(gpu, n)?;
         let mut solver = CusolverLu {
             handle,
             n,
@@ -233,6 +238,129 @@ impl<T: Scalar> CusolverLu<T> {
 }
 
 impl<T> Drop for CusolverLu<T> {
+    fn drop(&mut self) {
+        // SAFETY: the handle was created in `new` and is destroyed once.
+        unsafe { sys::cusolverDnDestroy(self.handle) };
+    }
+}
+
+/// cuSOLVER's mixed-precision solver with TF32 factors (`cusolverDnDXgesv`: an LU in reduced
+/// precision on the tensor cores, refined in f64, falling back to the f64 LU by itself where
+/// refinement fails). A goes in transposed (column-major), as for [`CusolverLu`].
+pub struct CusolverIrs {
+    handle: cusolverDnHandle_t,
+    n: usize,
+    a: CudaSlice<f64>,
+    ipiv: CudaSlice<i32>,
+    work: CudaSlice<u8>,
+    dev_info: CudaSlice<i32>,
+    iterations: i32,
+}
+
+impl CusolverIrs {
+    pub fn new(gpu: &Gpu, n: usize) -> Result<CusolverIrs> {
+        let (handle, dim) = create_handle(gpu, n)?;
+        let mut solver = CusolverIrs {
+            handle,
+            n,
+            a: gpu.zeros(n * n)?,
+            ipiv: gpu.zeros(n.max(1))?,
+            work: gpu.zeros(1)?,
+            dev_info: gpu.zeros(1)?,
+            iterations: 0,
+        };
+        let (b, x) = (gpu.zeros::<f64>(n.max(1))?, gpu.zeros::<f64>(n.max(1))?);
+        let (a, ipiv) = (device_ptr(gpu, &solver.a), device_ptr(gpu, &solver.ipiv));
+        let (bp, xp) = (device_ptr(gpu, &b), device_ptr(gpu, &x));
+        let mut bytes = 0usize;
+        // SAFETY: the size query reads the sizes and leading dimensions only.
+        unsafe {
+            check(
+                sys::cusolverDnDXgesv_bufferSize(
+                    handle,
+                    dim,
+                    1,
+                    a.cast(),
+                    dim,
+                    ipiv.cast(),
+                    bp.cast(),
+                    dim,
+                    xp.cast(),
+                    dim,
+                    ptr::null_mut(),
+                    &mut bytes,
+                ),
+                "DXgesv_bufferSize",
+            )?;
+        }
+        solver.work = gpu.zeros(bytes.max(1))?;
+        Ok(solver)
+    }
+
+    /// Solves A x = b (A row-major n x n, b and x n values); reports how many refinement
+    /// steps it took (negative: it fell back to the f64 LU, cuSOLVER's convention). A
+    /// singular matrix is [`Error::Singular`] with cuSOLVER's first zero pivot.
+    pub fn solve(
+        &mut self,
+        gpu: &Gpu,
+        a: &CudaSlice<f64>,
+        b: &CudaSlice<f64>,
+        x: &mut CudaSlice<f64>,
+    ) -> Result<i32> {
+        let n = self.n;
+        if a.len() != n * n || b.len() != n || x.len() != n {
+            return Err(Error::InvalidInput(format!(
+                "cuSOLVER IRS solve of size {n} needs A of {} values and b, x of {n}, got {}, {} and {}",
+                n * n,
+                a.len(),
+                b.len(),
+                x.len()
+            )));
+        }
+        if n == 0 {
+            return Ok(0);
+        }
+        queue_transpose(gpu, n, n, a, &mut self.a)?;
+        let dim = n as i32;
+        let (ap, ipiv, work) =
+            (device_ptr(gpu, &self.a), device_ptr(gpu, &self.ipiv), device_ptr(gpu, &self.work));
+        let (bp, xp, info) = (device_ptr(gpu, b), device_ptr(gpu, x), device_ptr(gpu, &self.dev_info));
+        // SAFETY: A column-major n x n, b and x n values, the workspace the size query asked for;
+        // `iterations` is a host int.
+        unsafe {
+            check(
+                sys::cusolverDnDXgesv(
+                    self.handle,
+                    dim,
+                    1,
+                    ap.cast(),
+                    dim,
+                    ipiv.cast(),
+                    bp.cast(),
+                    dim,
+                    xp.cast(),
+                    dim,
+                    work.cast(),
+                    self.work.len(),
+                    &mut self.iterations,
+                    info.cast(),
+                ),
+                "DXgesv",
+            )?;
+        }
+        match gpu.download(&self.dev_info)?[0] {
+            0 => Ok(self.iterations),
+            info if info > 0 => Err(Error::Singular { column: info as usize - 1, tolerance: 0.0 }),
+            info => Err(Error::Library {
+                library: "cuSOLVER",
+                what: "DXgesv",
+                message: format!("argument {} is invalid", -info),
+            }),
+        }
+    }
+}
+
+impl Drop for CusolverIrs {
     fn drop(&mut self) {
         // SAFETY: the handle was created in `new` and is destroyed once.
         unsafe { sys::cusolverDnDestroy(self.handle) };

@@ -68,6 +68,25 @@ pub unsafe fn copy_8<T: Copy>(dst: SharedArray<T>, index: u32, src: *const T, va
     };
 }
 
+/// As [`copy_8`] for 4 bytes.
+///
+/// # Safety
+/// As for [`copy_16`], with 4-byte alignment and `valid_bytes` 0 to 4.
+#[inline(always)]
+pub unsafe fn copy_4<T: Copy>(dst: SharedArray<T>, index: u32, src: *const T, valid_bytes: u32) {
+    let dst = shared_address(dst, index);
+    // SAFETY: the caller's contract above.
+    unsafe {
+        asm!(
+            "cp.async.ca.shared.global [{d}], [{s}], 4, {n};",
+            d = in(reg32) dst,
+            s = in(reg64) src,
+            n = in(reg32) valid_bytes,
+            options(nostack),
+        )
+    };
+}
+
 /// Closes this thread's copies queued since the last commit into one group (possibly empty,
 /// which keeps the group count of a pipeline's every iteration the same).
 #[inline(always)]

@@ -5,8 +5,10 @@
 //! `dmma`: the tensor-core kernel of `gemm::dmma` (64 x 64 tile of C per block of 4 warps, k
 //! staged 16 at a time, m8n8k4 f64 mma's), with leading dimensions, the accumulators loaded
 //! from C at the start (their loads overlap the first tile's) and A negated, so the mma's
-//! compute C - A B directly. `simt`: a register-blocked kernel for f32 (and f64 where tensor
-//! cores are missing), 64 x 64 tile, 4 x 4 elements per thread.
+//! compute C - A B directly. `pipelined` (sm_90): the k-loop of `gemm::pipelined` (m16n8k8,
+//! f64 DMMA or f32 through TF32) with C -= A B in its epilogue. `simt`: a register-blocked
+//! kernel for f32 (and f64 where tensor cores are missing), 64 x 64 tile, 4 x 4 elements per
+//! thread.
 
 use abi::gemm::{UPDATE_SIMT_K as BK, UPDATE_TILE};
 use abi::{Strided, StridedMut};
@@ -31,6 +33,23 @@ pub unsafe fn dmma(m: u32, n: u32, k: u32, a: Strided<f64>, b: Strided<f64>, c: 
         main_loop(m, n, k, a, b, |a_tile, b_tile, kk| mma_step::<true>(&mut acc, a_tile, b_tile, kk, warp));
         store_acc(&acc, c, m, n, warp);
     }
+}
+
+/// C -= A B on tensor cores (A m x k, B k x n, C m x n): `gemm::pipelined`'s k-loop, f64 on
+/// DMMA, f32 with its inputs rounded to TF32. Launch: as `gemm::pipelined::pipelined`.
+#[cfg(target_feature = "sm_90")]
+#[gpu::kernel(T = f32 | f64)]
+pub unsafe fn pipelined<T: crate::device::mma::Mma16x8x8>(
+    m: u32,
+    n: u32,
+    k: u32,
+    a: Strided<T>,
+    b: Strided<T>,
+    c: StridedMut<T>,
+) {
+    use super::pipelined::{Epilogue, main_loop};
+    // SAFETY: the caller's blocks; C overlaps neither A nor B.
+    unsafe { main_loop(m, n, k, a, b, c, Epilogue::Subtract) }
 }
 
 /// C -= A B with SIMT FMAs (A m x k, B k x n, C m x n): a 64 x 64 tile of C per block of 256

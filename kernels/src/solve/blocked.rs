@@ -5,8 +5,11 @@
 //! 1. `panel`: factor the n - k0 by w panel A[k0.., k0..k0 + w] column by column, each
 //!    row swap also applied to the rest of the two rows (the left L part and the trailing
 //!    columns, LAPACK's `laswp`); records the pivots and the permutation;
-//! 2. `trsm`: U12 = L11^-1 A12, the w rows right of the panel;
+//! 2. `trsm`: U12 = L11^-1 A12, the w rows right of the panel (a range of columns);
 //! 3. the trailing update A22 -= L21 U12, a GEMM (`gemm::update`).
+//!
+//! The host runs these on two levels (`rgla::solve::blocked`): steps of w inside a block
+//! column of several panels, then one update of the rest with that block column's k.
 //!
 //! The panel is the latency-bound part: for every column, a search for the largest entry over
 //! all the rows below it. It runs as one persistent grid (one block per SM at most) whose
@@ -299,17 +302,19 @@ unsafe fn store_rows<T: Float, const NB: u32>(
 }
 
 /// U12 = L11^-1 A12 in place: L11 the unit lower w x w triangle at (k0, k0), A12 the w rows
-/// from k0, columns from k0 + w on (w = `width` <= NB). Block b solves 64 columns; thread t
-/// owns column t % 64 and updates every fourth row. Launch: ceil((n - k0 - w) / 64) blocks of
-/// 256 threads; shared bytes: (NB (NB + 1) + 64 NB) size_of T.
+/// from k0, columns `begin..end` (w = `width` <= NB; begin >= k0 + w, end <= n). Block b
+/// solves 64 columns; thread t owns column t % 64 and updates every fourth row. Launch:
+/// ceil((end - begin) / 64) blocks of 256 threads; shared bytes: (NB (NB + 1) + 64 NB)
+/// size_of T.
 #[gpu::kernel(NB = 64 | 128, T = f32 | f64)]
-pub unsafe fn trsm<T: Float, const NB: u32>(n: u32, a: *mut T, k0: u32, width: u32) {
+pub unsafe fn trsm<T: Float, const NB: u32>(n: u32, a: *mut T, k0: u32, width: u32, begin: u32, end: u32) {
     const COLS: u32 = TRSM_COLS;
     const GROUPS: u32 = THREADS / COLS;
     let stride = NB + 1;
     let tid = thread_idx_x();
     let (tx, ty) = (tid % COLS, tid / COLS);
-    let col = k0 + width + block_idx_x() * COLS + tx;
+    let col = begin + block_idx_x() * COLS + tx;
+    let end = end.min(n);
     let l = shared::dynamic::<T>(); // NB x stride
     let x = l.after::<T>(NB * stride); // NB x COLS
     let mut e = tid;
@@ -323,7 +328,7 @@ pub unsafe fn trsm<T: Float, const NB: u32>(n: u32, a: *mut T, k0: u32, width: u
     while r < width {
         // SAFETY: rows k0 + r < n, the column checked; the shared index is below NB x COLS.
         unsafe {
-            x.set(r * COLS + tx, if col < n { *a.add(((k0 + r) * n + col) as usize) } else { T::ZERO })
+            x.set(r * COLS + tx, if col < end { *a.add(((k0 + r) * n + col) as usize) } else { T::ZERO })
         };
         r += GROUPS;
     }
@@ -341,7 +346,7 @@ pub unsafe fn trsm<T: Float, const NB: u32>(n: u32, a: *mut T, k0: u32, width: u
     }
     let mut r = ty;
     while r < width {
-        if col < n {
+        if col < end {
             // SAFETY: as for the load.
             unsafe { *a.add(((k0 + r) * n + col) as usize) = x.get(r * COLS + tx) };
         }

@@ -10,8 +10,15 @@ use super::tables::number;
 pub const MEMORY_BOUND: [&str; 2] = ["spmv", "symgs"];
 
 /// Where an operation's kernels are compared with some vendor rows only: SpMV with cuSPARSE's
-/// CSR algorithms (`cusparse-bsr` works on another format). Elsewhere, every vendor row.
-const VENDOR_BASELINES: [(&str, &[&str]); 1] = [("spmv", &["cusparse-alg1", "cusparse-alg2"])];
+/// CSR algorithms (`cusparse-bsr` works on another format), GEMM with cuBLAS in its default
+/// math mode, the dense solve with cuSOLVER's getrf + getrs (its TF32 refinement solver is a
+/// row of its own). Elsewhere, every vendor row.
+const VENDOR_BASELINES: [(&str, &[&str]); 3] =
+    [("spmv", &["cusparse-alg1", "cusparse-alg2"]), ("gemm", &["cublas"]), ("solve", &["cusolver"])];
+
+/// Kernels that round below their precision, each compared with the vendor's row that does
+/// the same: (operation, kernel, its baseline).
+const REDUCED_PRECISION: [(&str, &str, &str); 1] = [("gemm", "tf32", "cublas-tf32")];
 
 /// Each operation's default kernel, the one a user gets or is pointed to, by precision ("" for
 /// any); the first of the names that the run has. The headline sentence is about it.
@@ -155,7 +162,7 @@ pub fn derive(records: &[Record], copy: Option<&Copy>) -> Vec<Row> {
             let vendor = records
                 .iter()
                 .filter(same_case)
-                .filter(|o| o.kind == "vendor" && is_baseline(&o.operation, &o.kernel))
+                .filter(|o| o.kind == "vendor" && is_baseline_of(&o.operation, &r.kernel, &o.kernel))
                 .min_by(|a, b| a.time_ms.total_cmp(&b.time_ms));
             let bytes = if r.operation == "spmv" {
                 // One count per input: the CSR minimum, whatever the format moves.
@@ -191,6 +198,16 @@ pub fn baselines<'a>(rows: &'a [Row], operation: &str, precision: &str) -> Vec<&
             .filter(|r| is_baseline(operation, &r.kernel))
             .map(|r| r.kernel.as_str()),
     )
+}
+
+/// Whether vendor row `vendor` is the baseline of our `kernel`.
+fn is_baseline_of(operation: &str, kernel: &str, vendor: &str) -> bool {
+    let reduced =
+        |&&(op, ours, theirs): &&(&str, &str, &str)| op == operation && (ours == kernel || theirs == kernel);
+    match REDUCED_PRECISION.iter().find(reduced) {
+        Some(&(_, _, theirs)) => vendor == theirs,
+        None => is_baseline(operation, vendor),
+    }
 }
 
 pub fn is_baseline(operation: &str, kernel: &str) -> bool {
