@@ -89,7 +89,9 @@ pub fn dmma_m16n8k8(a: [f64; 4], b: [f64; 2], c: [f64; 4]) -> [f64; 4] {
 pub fn to_tf32(value: f32) -> u32 {
     let out: u32;
     // SAFETY: a conversion between registers.
-    unsafe { asm!("cvt.rna.tf32.f32 {o}, {v};", o = out(reg32) out, v = in(reg32) value, options(pure, nomem, nostack)) };
+    unsafe {
+        asm!("cvt.rna.tf32.f32 {o}, {v};", o = out(reg32) out, v = in(reg32) value, options(pure, nomem, nostack))
+    };
     out
 }
 

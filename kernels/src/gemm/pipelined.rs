@@ -83,8 +83,10 @@ pub(super) unsafe fn main_loop<T: Mma16x8x8>(
     let stages = shape.stages;
     let (tile_row, tile_col) = tile_of_block(m.div_ceil(shape.tile_m), n.div_ceil(shape.tile_n));
     let (row0, col0) = (tile_row * shape.tile_m, tile_col * shape.tile_n);
-    let a_part = Part { matrix: a, rows: m, cols: k, row0, col0: 0, tile_rows: shape.tile_m, tile_cols: shape.k };
-    let b_part = Part { matrix: b, rows: k, cols: n, row0: 0, col0, tile_rows: shape.k, tile_cols: shape.tile_n };
+    let a_part =
+        Part { matrix: a, rows: m, cols: k, row0, col0: 0, tile_rows: shape.tile_m, tile_cols: shape.k };
+    let b_part =
+        Part { matrix: b, rows: k, cols: n, row0: 0, col0, tile_rows: shape.k, tile_cols: shape.tile_n };
     let (a_vector, b_vector) = (a_part.vector(), b_part.vector());
     let tid = thread_idx_x();
     let (g, t) = (lane_id() / 4, lane_id() % 4);
@@ -255,11 +257,13 @@ impl<T: Mma16x8x8> WarpTiles<T> {
     unsafe fn mma_step(self, acc: &mut [[[T; 4]; NT]; MT], kk: u32) {
         let (a_stride, b_stride, t) = (self.shape.a_stride, self.shape.b_stride, self.t);
         // SAFETY: rows < BM and columns kk + t (+ 4) < BK of A's tile, by the contract.
-        let a_at =
-            |row: u32, col: u32| unsafe { self.a_tile.get((self.row + row) * a_stride + kk + col) }.fragment();
+        let a_at = |row: u32, col: u32| {
+            unsafe { self.a_tile.get((self.row + row) * a_stride + kk + col) }.fragment()
+        };
         // SAFETY: rows kk + t (+ 4) < BK and columns < BN of B's tile, by the contract.
-        let b_at =
-            |row: u32, col: u32| unsafe { self.b_tile.get((kk + row) * b_stride + self.col + col) }.fragment();
+        let b_at = |row: u32, col: u32| {
+            unsafe { self.b_tile.get((kk + row) * b_stride + self.col + col) }.fragment()
+        };
         let a_frag: [[T::Fragment; 4]; MT] = core::array::from_fn(|i| {
             let row = 16 * i as u32;
             [a_at(row, t), a_at(row + 8, t), a_at(row, t + 4), a_at(row + 8, t + 4)]
@@ -314,7 +318,13 @@ impl<T: Copy> Part<T> {
     /// `tile` holds `tile_rows` rows of `stride` elements in shared memory, rows 16-byte
     /// aligned; with `VECTOR`, the block's rows are 16-byte aligned chunks.
     #[inline(always)]
-    unsafe fn copy<const VECTOR: bool>(self, tile: SharedArray<T>, stride: u32, shape: PipelinedShape, tid: u32) {
+    unsafe fn copy<const VECTOR: bool>(
+        self,
+        tile: SharedArray<T>,
+        stride: u32,
+        shape: PipelinedShape,
+        tid: u32,
+    ) {
         let (size, chunk) = (size_of::<T>() as u32, chunk::<T>());
         let chunks = self.tile_cols / chunk;
         for i in 0..self.tile_rows * chunks / shape.threads {
@@ -333,8 +343,11 @@ impl<T: Copy> Part<T> {
                     copy_16(tile, dst, src, size * valid);
                 } else {
                     for e in 0..chunk {
-                        let (src, bytes) =
-                            if e < valid { (self.matrix.at(row, col + e), size) } else { (self.matrix.ptr, 0) };
+                        let (src, bytes) = if e < valid {
+                            (self.matrix.at(row, col + e), size)
+                        } else {
+                            (self.matrix.ptr, 0)
+                        };
                         if size == 8 {
                             copy_8(tile, dst + e, src, bytes);
                         } else {

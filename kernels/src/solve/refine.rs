@@ -2,8 +2,8 @@
 //! factorisation (with its row sums, for ||A||), the residual r = b - A x in f64, and the
 //! corrections that go through the f32 factors and back.
 
-use crate::device::thread::{grid_size_1d, index_1d, lane_id, warp_index_1d};
 use crate::device::Float;
+use crate::device::thread::{grid_size_1d, index_1d, lane_id, warp_index_1d};
 use crate::device::warp::reduce_sum;
 
 /// `low[i][j] = a[i][j]` rounded to f32, and `row_sums[i]` = sum_j |a[i][j]| (in f64), for an

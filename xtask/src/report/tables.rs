@@ -184,7 +184,11 @@ fn terms(report: &Report) -> String {
     if !vendors.is_empty() {
         let _ = write!(md, " ({})", vendors.join("; "));
     }
-    md += ".\n";
+    md += ".";
+    if report.rows.iter().any(|r| r.record.kernel == "cublas-tf32") {
+        md += " The TF32 kernel against cuBLAS in its TF32 mode.";
+    }
+    md += "\n";
     md += "- **default kernel**: the kernel the library uses or points to for the operation; the \
            headline is about it. **best of ours**: on each input, the fastest of our GPU kernels \
            (which kernel that is varies by input).\n";
