@@ -9,9 +9,9 @@
 //! leading dimension n. Then a check of the pivots, and for each solve: b permuted, L y = P b,
 //! U x = y.
 
-use super::{check_gpu_size, next_epoch, queue_pivot_check, queue_triangular_solve, read_pivot_check};
 use std::ops::Range;
 
+use super::{check_gpu_size, next_epoch, queue_pivot_check, queue_triangular_solve, read_pivot_check};
 use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::gemm::update::{UpdateKernel, update};
@@ -32,6 +32,7 @@ const MAX_NB: usize = 128;
 /// of the matrix is updated once per block column with this k, a quarter of the traffic
 /// through C of one update per 64-wide panel.
 pub const BLOCK_COLUMN: usize = 256;
+const _: () = assert!(BLOCK_COLUMN.is_multiple_of(MAX_NB), "panels start at multiples of their width");
 const THREADS: u32 = abi::solve::BLOCKED_THREADS;
 /// Fewest panel rows per block: below this, fewer blocks (fewer flags to wait for) win.
 const MIN_ROWS_PER_BLOCK: usize = 32;
