@@ -52,13 +52,15 @@ pub unsafe fn triangular<T: Float>(
     let diagonal = shared::dynamic::<T>();
     let sums = diagonal.after::<T>(CHUNK * STRIDE);
 
-    // Stage the diagonal block while the chunks before this one are being solved.
+    // Stage the diagonal block while the chunks before this one are being solved, with the
+    // reciprocals of its diagonal (no division on the chain of chunks).
     let mut e = tid;
     while e < CHUNK * CHUNK {
         let (r, c) = (row0 + e / CHUNK, row0 + e % CHUNK);
         // SAFETY: read only inside the n x n matrix; the shared index is below 32 * 33.
         unsafe {
             let value = if r < n && c < n { *a.at(r, c) } else { T::ZERO };
+            let value = if r == c { T::ONE / value } else { value };
             diagonal.set((e / CHUNK) * STRIDE + e % CHUNK, value);
         }
         e += THREADS;
@@ -70,18 +72,21 @@ pub unsafe fn triangular<T: Float>(
     for step in 0..order {
         let done = chunk_at(step);
         let col = done * CHUNK + lane;
+        // This warp's rows of A in the chunk's columns, loaded before the wait for its x (the
+        // loads after an acquire could not start earlier).
+        let rows: [T; ROWS_PER_WARP as usize] = core::array::from_fn(|i| {
+            let row = row0 + warp * ROWS_PER_WARP + i as u32;
+            // SAFETY: row, col < n.
+            if row < n && col < n { unsafe { *a.at(row, col) } } else { T::ZERO }
+        });
         // SAFETY: `done` < chunks indexes this right-hand side's flags; x is read after the
         // flag's acquire, bypassing the L1 (another SM wrote it).
         let xv = unsafe {
             while load_acquire(flags.add(done as usize)) != epoch {}
             if col < n { load_volatile(x.at(col, rhs)) } else { T::ZERO }
         };
-        for (i, sum) in partial.iter_mut().enumerate() {
-            let row = row0 + warp * ROWS_PER_WARP + i as u32;
-            if row < n && col < n {
-                // SAFETY: row, col < n.
-                *sum = unsafe { *a.at(row, col) }.mul_add(xv, *sum);
-            }
+        for (sum, &a_value) in partial.iter_mut().zip(&rows) {
+            *sum = a_value.mul_add(xv, *sum);
         }
     }
     // Row r's 32 lane sums go to row r of `sums`; lane r of warp 0 adds them up.
@@ -114,7 +119,7 @@ pub unsafe fn triangular<T: Float>(
             continue; // rows past the end of the matrix (the same for every lane)
         }
         if lane == s && unit_diagonal == 0 {
-            value = value / unsafe { diagonal.get(s * STRIDE + s) };
+            value = value * unsafe { diagonal.get(s * STRIDE + s) }; // the reciprocal
         }
         let xs = shuffle_idx(value, s);
         if (upper && lane < s) || (!upper && lane > s) {
