@@ -154,11 +154,7 @@ pub fn gemm<T: Scalar>(
                         kernel.name()
                     )));
                 }
-                // One block per tile, in a 1D grid (the kernel orders the tiles itself).
-                let shape = abi::gemm::PipelinedShape::of(size_of::<T>());
-                let launch = Launch::linear(shape.blocks(m, n) * shape.threads as usize, shape.threads)
-                    .shared(shape.shared_bytes(size_of::<T>()));
-                kernels::pipelined::pipelined(gpu, launch, m32, n32, k32, a, b, c)
+                kernels::pipelined::pipelined(gpu, pipelined_launch::<T>(m, n), m32, n32, k32, a, b, c)
             }
             GemmKernel::Dmma | GemmKernel::Dmma16 => {
                 let f64_buffers = f64_buffers(a, b, c).filter(|_| kernel.supports::<T>(gpu));
@@ -179,6 +175,14 @@ pub fn gemm<T: Scalar>(
             }
         }
     }
+}
+
+/// The launch of the pipelined kernel (`gemm::pipelined`, and the update's) for an m x n C: one
+/// block per tile, in a 1D grid (the kernel orders the tiles itself).
+pub(crate) fn pipelined_launch<T>(m: usize, n: usize) -> Launch {
+    let shape = abi::gemm::PipelinedShape::of(size_of::<T>());
+    Launch::linear(shape.blocks(m, n) * shape.threads as usize, shape.threads)
+        .shared(shape.shared_bytes(size_of::<T>()))
 }
 
 /// The componentwise error bound of a TF32 product: |C - A B| <= bound |A| |B|, from the

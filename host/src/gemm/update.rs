@@ -70,11 +70,7 @@ pub fn update<T: Scalar>(
                 if gpu.ptx_arch() < 90 {
                     return Err(Error::InvalidInput("the pipelined update kernel needs an sm_90 GPU".into()));
                 }
-                // One block per tile, in a 1D grid (the kernel orders the tiles itself).
-                let shape = abi::gemm::PipelinedShape::of(size_of::<T>());
-                let launch = Launch::linear(shape.blocks(m, n) * shape.threads as usize, shape.threads)
-                    .shared(shape.shared_bytes(size_of::<T>()));
-                kernels::pipelined(gpu, launch, m32, n32, k32, a, b, c)
+                kernels::pipelined(gpu, super::pipelined_launch::<T>(m, n), m32, n32, k32, a, b, c)
             }
             UpdateKernel::Simt => {
                 let launch = Launch::grid_2d(grid, (abi::gemm::UPDATE_SIMT_THREADS, 1))
