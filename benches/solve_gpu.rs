@@ -12,7 +12,7 @@ use rgla::Scalar;
 use rgla::bench::{Record, gpu_iters, gpu_median_ms, quick, save, size_selected};
 use rgla::dense::DenseMatrix;
 use rgla::gemm::update::UpdateKernel;
-use rgla::gpu::CudaSlice;
+use rgla::gpu::{CudaSlice, as_f64, as_f64_mut};
 use rgla::solve::blocked::{self, BlockedLu};
 use rgla::solve::classic::{BackSubstitution, ClassicSolver};
 use rgla::solve::mixed::MixedSolver;
@@ -219,14 +219,6 @@ fn run<T: Scalar>(s: &mut Session, table: &mut Vec<Record>, n: usize, vendor_siz
             Ok(String::new())
         });
     }
-}
-
-fn as_f64<T: Scalar>(v: &CudaSlice<T>) -> Option<&CudaSlice<f64>> {
-    (v as &dyn std::any::Any).downcast_ref()
-}
-
-fn as_f64_mut<T: Scalar>(v: &mut CudaSlice<T>) -> Option<&mut CudaSlice<f64>> {
-    (v as &mut dyn std::any::Any).downcast_mut()
 }
 
 fn nalgebra_solve<T: Scalar>(a: &DenseMatrix<T>, b: &[T]) -> Vec<T> {

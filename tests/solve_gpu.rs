@@ -54,6 +54,11 @@ fn cusolver_solve<T: Scalar>(gpu: &Gpu, a: &DenseMatrix<T>, b: &[T], nrhs: usize
     gpu.download(&dx)
 }
 
+/// A x, each entry summed in order.
+fn times(a: &DenseMatrix<f64>, x: &[f64]) -> Vec<f64> {
+    (0..a.rows).map(|i| (0..a.cols).map(|j| a.get(i, j) * x[j]).sum()).collect()
+}
+
 /// Backward error within the bound, and the solution within `forward` of the CPU's.
 fn check_solution<T: Scalar>(
     what: &str,
@@ -175,7 +180,7 @@ fn zero_diagonals_need_pivoting() {
         let (mut a, _, _) = manufactured_system::<f64>(n, 1, 3).unwrap();
         (0..n).for_each(|i| a.set(i, i, 0.0));
         let x_true: Vec<f64> = (0..n).map(|i| (i as f64).sin()).collect();
-        let b: Vec<f64> = (0..n).map(|i| (0..n).map(|j| a.get(i, j) * x_true[j]).sum()).collect();
+        let b = times(&a, &x_true);
         let cpu_x = cpu::solve(&a, &b, 1).unwrap();
         for method in METHODS_F64 {
             let what = format!("{method:?} zero diagonal n={n}");
@@ -259,7 +264,7 @@ fn mixed_solve_refines_to_the_f64_threshold() {
                 (0..n).for_each(|i| a.set(i, i, a.get(i, i) + n as f64));
             }
             let x_true: Vec<f64> = (0..n).map(|i| ((i + 1) as f64).sqrt().sin()).collect();
-            let b: Vec<f64> = (0..n).map(|i| (0..n).map(|j| a.get(i, j) * x_true[j]).sum()).collect();
+            let b = times(&a, &x_true);
             let what = format!("n={n}{}", if dominant { " dominant" } else { "" });
             let ((x, refinement), irs) = mixed_and_irs(&gpu, &a, &b);
             // Random matrices grow harder with n: beyond the smallest, the TF32 factors may no
@@ -316,7 +321,7 @@ fn mixed_solve_falls_back_on_ill_conditioned_matrices() {
     for n in [300, 1000] {
         let a = conditioned(n, 1e12, n as u64);
         let x_true: Vec<f64> = (0..n).map(|i| (i as f64).cos()).collect();
-        let b: Vec<f64> = (0..n).map(|i| (0..n).map(|j| a.get(i, j) * x_true[j]).sum()).collect();
+        let b = times(&a, &x_true);
         let ((x, refinement), irs) = mixed_and_irs(&gpu, &a, &b);
         assert!(matches!(refinement.path, Path::FellBack { .. }), "n={n}: {refinement}");
         let bound = backward_error_bound::<f64>(n);

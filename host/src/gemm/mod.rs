@@ -5,11 +5,9 @@
 pub mod cpu;
 pub mod update;
 
-use std::any::Any;
-
 use crate::Scalar;
 use crate::error::{Error, Result};
-use crate::gpu::{CudaSlice, Gpu, Launch};
+use crate::gpu::{CudaSlice, Gpu, Launch, as_f64, as_f64_mut};
 use crate::kernels::gemm as kernels;
 
 /// Checks buffer lengths against A m x k, B k x n, C m x n, and that the kernels' u32
@@ -157,8 +155,9 @@ pub fn gemm<T: Scalar>(
                 kernels::pipelined::pipelined(gpu, pipelined_launch::<T>(m, n), m32, n32, k32, a, b, c)
             }
             GemmKernel::Dmma | GemmKernel::Dmma16 => {
-                let f64_buffers = f64_buffers(a, b, c).filter(|_| kernel.supports::<T>(gpu));
-                let Some((a, b, c)) = f64_buffers else {
+                let supported = kernel.supports::<T>(gpu);
+                let (Some(a), Some(b), Some(c), true) = (as_f64(a), as_f64(b), as_f64_mut(c), supported)
+                else {
                     let sm90 = if kernel == GemmKernel::Dmma { "" } else { ", on sm_90 GPUs" };
                     return Err(Error::InvalidInput(format!(
                         "the {} tensor-core kernel is f64 only{sm90}",
@@ -191,17 +190,6 @@ pub(crate) fn pipelined_launch<T>(m: usize, n: usize) -> Launch {
 pub fn tf32_error_bound(k: usize) -> f64 {
     let (tf32, f32) = (2f64.powi(-11), 2f64.powi(-23));
     2.0 * tf32 + tf32 * tf32 + k as f64 * f32
-}
-
-/// The buffers as f64 buffers, when `T` is f64 (the tensor-core kernels are f64 only).
-#[allow(clippy::type_complexity)]
-fn f64_buffers<'a, T: Scalar>(
-    a: &'a CudaSlice<T>,
-    b: &'a CudaSlice<T>,
-    c: &'a mut CudaSlice<T>,
-) -> Option<(&'a CudaSlice<f64>, &'a CudaSlice<f64>, &'a mut CudaSlice<f64>)> {
-    let read = |x: &'a CudaSlice<T>| (x as &dyn Any).downcast_ref::<CudaSlice<f64>>();
-    Some((read(a)?, read(b)?, (c as &mut dyn Any).downcast_mut::<CudaSlice<f64>>()?))
 }
 
 #[cfg(test)]

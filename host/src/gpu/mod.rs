@@ -277,6 +277,17 @@ impl<'a> Queue<'a> {
     }
 }
 
+/// The buffer as an f64 buffer, when `T` is f64: for the f64-only kernels and solvers behind a
+/// generic call.
+pub fn as_f64<T: 'static>(buffer: &CudaSlice<T>) -> Option<&CudaSlice<f64>> {
+    (buffer as &dyn std::any::Any).downcast_ref()
+}
+
+/// As [`as_f64`], for a buffer written to.
+pub fn as_f64_mut<T: 'static>(buffer: &mut CudaSlice<T>) -> Option<&mut CudaSlice<f64>> {
+    (buffer as &mut dyn std::any::Any).downcast_mut()
+}
+
 /// Whether the CUDA driver library can be loaded (checked before cudarc, which would panic).
 pub fn driver_present() -> bool {
     // SAFETY: only tries to dlopen the driver library.

@@ -13,7 +13,7 @@
 //! back to the f64 blocked LU by itself and says so in its [`Refinement`].
 
 use super::blocked::BlockedLu;
-use super::{backward_error_bound, check_gpu_size};
+use super::{backward_error_bound, backward_error_of_norms, check_gpu_size};
 use crate::error::{Error, Result};
 use crate::gemm::update::UpdateKernel;
 use crate::gpu::{CudaSlice, Gpu, Launch};
@@ -60,7 +60,6 @@ pub struct MixedSolver {
     n: usize,
     /// The f64 pivot tolerance (n eps max|A|); the f32 factorisation uses f32's.
     tolerance: f64,
-    threshold: f64,
     lu: BlockedLu<f32>,
     /// A rounded to f32, and A's absolute row sums (for ||A||).
     low: CudaSlice<f32>,
@@ -88,7 +87,6 @@ impl MixedSolver {
         Ok(MixedSolver {
             n,
             tolerance,
-            threshold: (n as f64).sqrt() * f64::EPSILON,
             lu,
             low: gpu.zeros(n * n)?,
             row_sums: gpu.zeros(n.max(1))?,
@@ -101,7 +99,7 @@ impl MixedSolver {
 
     /// The backward error the refinement stops at: sqrt(n) eps.
     pub fn threshold(&self) -> f64 {
-        self.threshold
+        (self.n as f64).sqrt() * f64::EPSILON
     }
 
     /// Solves A x = b (A n x n row-major, b and x n values, all f64 on the device). A singular
@@ -160,8 +158,8 @@ impl MixedSolver {
                 self.queue_residual(gpu, a, b, x)?;
                 (max_abs(&gpu.download(&self.residual)?), max_abs(&gpu.download(x)?))
             };
-            let error = backward_error(norm_r, norm_a, norm_x, norm_b);
-            if error <= self.threshold {
+            let error = backward_error_of_norms(norm_r, norm_a, norm_x, norm_b);
+            if error <= self.threshold() {
                 return Ok(Refinement { iterations: iteration, path: Path::Refined, backward_error: error });
             }
             // The first step goes from x = 0; from the second on, each must make progress.
@@ -174,7 +172,7 @@ impl MixedSolver {
             if stalled || iteration == MAX_ITERATIONS {
                 let why = if stalled { "refinement stalled" } else { "refinement did not converge" };
                 let reason =
-                    format!("{why} at backward error {error:.2e} (threshold {:.2e})", self.threshold);
+                    format!("{why} at backward error {error:.2e} (threshold {:.2e})", self.threshold());
                 return self.fall_back(gpu, a, b, x, iteration, reason, (norm_a, norm_b));
             }
             previous = error;
@@ -242,7 +240,7 @@ impl MixedSolver {
         lu.solve(gpu, 1, b, x)?;
         self.queue_residual(gpu, a, b, x)?;
         let (norm_r, norm_x) = (max_abs(&gpu.download(&self.residual)?), max_abs(&gpu.download(x)?));
-        let backward_error = backward_error(norm_r, norm_a, norm_x, norm_b);
+        let backward_error = backward_error_of_norms(norm_r, norm_a, norm_x, norm_b);
         Ok(Refinement { iterations, path: Path::FellBack { reason }, backward_error })
     }
 }
@@ -250,10 +248,4 @@ impl MixedSolver {
 /// The largest |v_i|, NaN if any is.
 fn max_abs(v: &[f64]) -> f64 {
     v.iter().map(|x| x.abs()).fold(0.0, |m, x| if x > m || x.is_nan() { x } else { m })
-}
-
-/// ||r|| / (||A|| ||x|| + ||b||), 0 for a zero residual; NaN anywhere stays NaN.
-fn backward_error(norm_r: f64, norm_a: f64, norm_x: f64, norm_b: f64) -> f64 {
-    let scale = norm_a * norm_x + norm_b;
-    if scale > 0.0 { norm_r / scale } else { norm_r }
 }

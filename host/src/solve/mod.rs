@@ -21,12 +21,10 @@ pub mod classic;
 pub mod cpu;
 pub mod mixed;
 
-use std::any::Any;
-
 use crate::Scalar;
 use crate::dense::DenseMatrix;
 use crate::error::{Error, Result};
-use crate::gpu::{CudaSlice, Gpu, Launch, MatrixView, MatrixViewMut};
+use crate::gpu::{self, CudaSlice, Gpu, Launch, MatrixView, MatrixViewMut};
 use crate::kernels::solve as kernels;
 use crate::memory::Footprint;
 
@@ -103,10 +101,16 @@ pub fn backward_error<T: Scalar>(a: &DenseMatrix<T>, x: &[T], b: &[T], nrhs: usi
                     (ax - b[i * nrhs + r].into()).abs()
                 })
                 .fold(0.0, f64::max);
-            let scale = norm_a * column_max(x, r) + column_max(b, r);
-            if scale > 0.0 { residual / scale } else { residual }
+            backward_error_of_norms(residual, norm_a, column_max(x, r), column_max(b, r))
         })
         .fold(0.0, f64::max)
+}
+
+/// ||r|| / (||A|| ||x|| + ||b||) from the norms (the residual itself where the denominator is
+/// 0); NaN stays NaN.
+pub fn backward_error_of_norms(norm_r: f64, norm_a: f64, norm_x: f64, norm_b: f64) -> f64 {
+    let scale = norm_a * norm_x + norm_b;
+    if scale > 0.0 { norm_r / scale } else { norm_r }
 }
 
 /// What a backward-stable solve reaches: 45 n eps (1e-14 n in f64), far above what partial
@@ -141,29 +145,34 @@ pub fn manufactured_system<T: Scalar>(
     };
     let a = DenseMatrix { rows: n, cols: n, data: random_rows(n, n, 0x5eed_0a0a) };
     let x = random_rows(n, nrhs, 0x5eed_0b0b);
-    let mut b = vec![T::ZERO; n * nrhs];
+    let b = times(&a, &x, nrhs);
+    Ok((a, x, b))
+}
+
+/// A X (X n x nrhs, row-major), each entry summed in f64 and then rounded to T, rows in
+/// parallel.
+fn times<T: Scalar>(a: &DenseMatrix<T>, x: &[T], nrhs: usize) -> Vec<T> {
+    use rayon::prelude::*;
+    let n = a.cols;
+    let mut b = vec![T::ZERO; a.rows * nrhs];
     b.par_chunks_mut(nrhs.max(1)).enumerate().for_each(|(i, row)| {
         for (r, out) in row.iter_mut().enumerate() {
             let sum: f64 = (0..n).map(|j| a.data[i * n + j].into() * x[j * nrhs + r].into()).sum();
             *out = T::from_f64(sum);
         }
     });
-    Ok((a, x, b))
+    b
 }
 
 /// As [`manufactured_system`] with one right-hand side and n added to the diagonal: a strictly
 /// diagonally dominant, well-conditioned system (the rows' off-diagonal sums are about n / 2),
 /// where a low-precision factorisation refines in a few steps.
 pub fn dominant_system<T: Scalar>(n: usize, seed: u64) -> Result<(DenseMatrix<T>, Vec<T>, Vec<T>)> {
-    use rayon::prelude::*;
-    let (mut a, x, mut b) = manufactured_system::<T>(n, 1, seed)?;
+    let (mut a, x, _) = manufactured_system::<T>(n, 1, seed)?;
     for i in 0..n {
         a.set(i, i, T::from_f64(a.get(i, i).into() + n as f64));
     }
-    b.par_iter_mut().enumerate().for_each(|(i, out)| {
-        let row = &a.data[i * n..(i + 1) * n];
-        *out = T::from_f64(row.iter().zip(&x).map(|(&v, &xj)| v.into() * xj.into()).sum());
-    });
+    let b = times(&a, &x, 1);
     Ok((a, x, b))
 }
 
@@ -231,21 +240,14 @@ pub fn solve<T: Scalar>(gpu: &Gpu, kernel: SolveKernel, a: &DenseMatrix<T>, b: &
             lu.solve(gpu, 1, &db, &mut dx)?;
         }
         SolveKernel::Mixed => {
-            let (Some(a), Some(b)) = (as_f64(&da), as_f64(&db)) else {
+            let f64_buffers = (gpu::as_f64(&da), gpu::as_f64(&db), gpu::as_f64_mut(&mut dx));
+            let (Some(a), Some(b), Some(x)) = f64_buffers else {
                 return Err(Error::InvalidInput("the mixed-precision solve is f64 only".into()));
             };
-            let mut x = gpu.zeros::<f64>(n)?;
-            mixed::MixedSolver::new(gpu, n, tolerance)?.solve(gpu, a, b, &mut x)?;
-            let x = gpu.download(&x)?;
-            return Ok(x.into_iter().map(T::from_f64).collect());
+            mixed::MixedSolver::new(gpu, n, tolerance)?.solve(gpu, a, b, x)?;
         }
     }
     gpu.download(&dx)
-}
-
-/// The buffer as an f64 buffer, when `T` is f64.
-fn as_f64<T: Scalar>(v: &CudaSlice<T>) -> Option<&CudaSlice<f64>> {
-    (v as &dyn Any).downcast_ref::<CudaSlice<f64>>()
 }
 
 /// Solves A X = B for `nrhs` right-hand sides (B n x nrhs, row-major) with the blocked LU.
