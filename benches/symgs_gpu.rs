@@ -1,7 +1,9 @@
 //! SymGS benchmark, FP64: time per symmetric sweep of every GPU smoother, the sequential CPU
-//! sweep, the cuSPARSE SpSV-based sweep and one SpMV of the same matrix, on the HPCG 27-point
-//! stencil (128^3: 2.1 M rows, 55.7 M nonzeros) and a random SPD matrix (2 M rows, 54 M
-//! nonzeros); then PCG with each smoother on a smaller stencil (iterations and time).
+//! sweep, the cuSPARSE SpSV-based sweep and one SpMV of the same matrix, on SPD matrices of
+//! five families ([`inputs`]: the HPCG 27-point stencil at 128^3, a random SPD matrix of 2 M
+//! rows, a randomly renumbered 7-point Laplacian, a 2-D Delaunay mesh and a renumbered FEM
+//! matrix, each over 10 M nonzeros) and the stencil at 256^3; then PCG to 1e-8 with each
+//! smoother on each input but the largest, the smoother's setup included in its time.
 //!
 //! Every record is verified first: the exact-order smoothers against the CPU sweep (relative
 //! error at rounding level), the multicolor smoother by residual reduction (a different
@@ -11,7 +13,8 @@
 //!
 //! `RGLA_BENCH_SYMGS=multicolor,cusparse` (names or prefixes, comma-separated) runs only the
 //! smoothers whose names start with one of them, in the sweeps and in PCG (`cpu` for the CPU
-//! sweep's timing); the SpMV yardstick always runs.
+//! sweep's timing); the SpMV yardstick always runs. `RGLA_BENCH_SYMGS_INPUTS=stencil27,shuffle`
+//! runs only the inputs whose specs start so.
 
 mod common;
 
@@ -20,13 +23,13 @@ use rgla::Gpu;
 use rgla::bench::{
     REFERENCE, Record, cpu_median_ms, gpu_iters, gpu_median_ms, quick, record_copy_bandwidth, save,
 };
-use rgla::sparse::{Csr, generate};
+use rgla::sparse::{Csr, GenSpec, generate};
 use rgla::spmv::BlockWarps;
 use rgla::spmv::cpu::csr_serial;
 use rgla::spmv::csr::{CsrKernel, spmv};
 use rgla::symgs::cpu::{CpuSymgs, residual_norm};
 use rgla::symgs::levels::LevelSmoother;
-use rgla::symgs::multicolor::{ColoringMethod, MulticolorOrder, MulticolorSmoother, color};
+use rgla::symgs::multicolor::{ColoringMethod, MulticolorSmoother};
 use rgla::symgs::pcg::{PcgOptions, pcg_cpu, pcg_gpu};
 use rgla::symgs::ready_done::ReadyDoneSmoother;
 use rgla::symgs::sync_free::{Signal, SyncFreeSmoother};
@@ -35,27 +38,47 @@ use rgla::vendor::cusparse::Cusparse;
 use rgla::vendor::cusparse_spsv::CusparseSymgs;
 use rgla::verify::{Tolerance, compare};
 
-type Generator = Box<dyn Fn() -> rgla::Result<Csr<f64>>>;
+/// The inputs: (spec, whether it is large: past the CPU timing and the GPU101 baseline, which
+/// take seconds per sweep there). Quick runs take smaller members of the same families.
+fn inputs() -> Vec<(&'static str, bool)> {
+    if quick() {
+        return vec![
+            ("stencil27:48", false),
+            ("random:rows=100000,nnz_per_row=27,spd=true", false),
+            ("shuffle:poisson3d:48", false),
+            ("delaunay:n=100000", false),
+            ("shuffle:fem:16", false),
+        ];
+    }
+    vec![
+        ("stencil27:128", false),
+        ("random:rows=2000000,nnz_per_row=27,spd=true", false),
+        ("shuffle:poisson3d:128", false),
+        ("delaunay:n=2000000", false),
+        ("shuffle:fem:48", false),
+        ("stencil27:256", true),
+    ]
+}
 
 fn main() {
     let mut session = Session::start();
     let Some(gpu) = session.gpu.take() else { return };
     let gbps = record_copy_bandwidth(&gpu).unwrap();
     eprintln!("{}: device-to-device copy {gbps:.0} GB/s", gpu.props());
-    let (n27, n_spd, n_pcg) = if quick() { (48, 100_000, 32) } else { (128, 2_000_000, 64) };
-    let matrices: Vec<(String, Generator)> = vec![
-        (format!("stencil27 {n27}^3"), Box::new(move || generate::stencil27(n27, n27, n27))),
-        (format!("random spd {n_spd} 27/row"), Box::new(move || generate::random_spd(n_spd, 27, 1))),
-    ];
     // The short table printed last.
     let mut table = Vec::new();
-    for (name, make) in matrices {
-        let a = make().unwrap_or_else(|e| panic!("generating {name}: {e}"));
-        eprintln!("symgs: {name}: {} rows, {} nnz", a.rows(), a.nnz());
-        sweeps(&mut session, &gpu, &mut table, &name, &a);
+    for (spec, large) in inputs() {
+        if !rgla::bench::selected("RGLA_BENCH_SYMGS_INPUTS", spec) {
+            continue;
+        }
+        let a: Csr<f64> =
+            spec.parse::<GenSpec>().and_then(|g| g.generate()).unwrap_or_else(|e| panic!("{spec}: {e}"));
+        eprintln!("symgs: {spec}: {} rows, {} nnz", a.rows(), a.nnz());
+        sweeps(&mut session, &gpu, &mut table, spec, &a, large);
+        if !large {
+            pcg(&mut session, &gpu, &mut table, spec, &a);
+        }
     }
-    let a = generate::stencil27::<f64>(n_pcg, n_pcg, n_pcg).unwrap();
-    pcg(&mut session, &gpu, &mut table, &format!("stencil27 {n_pcg}^3"), &a);
     eprintln!("\n{}", gpu.props());
     for line in &table {
         eprintln!("{line}");
@@ -68,7 +91,7 @@ fn selected(name: &str) -> bool {
     rgla::bench::selected("RGLA_BENCH_SYMGS", name)
 }
 
-fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &Csr<f64>) {
+fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &Csr<f64>, large: bool) {
     let rows = a.rows();
     let r = generate::vector_1_to_5::<f64>(rows, 1);
     let x0 = generate::vector_1_to_5::<f64>(rows, 2);
@@ -95,7 +118,7 @@ fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &C
             notes: notes(extra),
         };
     let mut rows_of_table = Vec::new();
-    if selected("cpu-serial") {
+    if selected("cpu-serial") && !large {
         let mut x = x0.clone();
         let cpu_ms = cpu_median_ms(3, || cpu.sweep(&r, &mut x).unwrap());
         save(&sweep_record("cpu-serial", "cpu", cpu_ms, 3, 0.0, "")).unwrap();
@@ -138,7 +161,7 @@ fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &C
     let lib = Cusparse::new(gpu).unwrap();
     let tolerance = 4.0 * f64::tolerance(a.row_stats().max);
     let mut smoothers: Vec<(Box<dyn Smoother<f64> + '_>, String)> = Vec::new();
-    if selected("gpu101-ready-done") {
+    if selected("gpu101-ready-done") && !large {
         smoothers.push((Box::new(ReadyDoneSmoother::new(gpu, &m).unwrap()), String::new()));
     }
     if selected("level-schedule") {
@@ -153,30 +176,34 @@ fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &C
         smoothers.push((Box::new(LevelSmoother::new(gpu, &m).unwrap().use_graph(true)), level_notes));
     }
     // The sync-free smoother: done flags (as specified) or the value as the signal, with
-    // 64 warps per SM (full) or fewer in flight, and with batches over wide levels or not.
+    // 64 warps per SM (full) or fewer in flight, and rows of 32 lanes or fewer (several rows of
+    // a level per warp).
     if selected("sync-free") {
-        for (signal, warps_per_sm, batched) in [
-            (Signal::DoneFlags, 64, true),
-            (Signal::DoneFlags, 16, true),
-            (Signal::Value, 64, true),
-            (Signal::Value, 64, false),
-            (Signal::Value, 16, true),
-            (Signal::Value, 8, true),
+        let default_lanes = SyncFreeSmoother::new(gpu, &m).unwrap().lanes_per_row();
+        for (signal, warps_per_sm, lanes) in [
+            (Signal::DoneFlags, 64, default_lanes),
+            (Signal::Value, 64, 32),
+            (Signal::Value, 64, 16),
+            (Signal::Value, 64, 8),
+            (Signal::Value, 64, 4),
+            (Signal::Value, 16, default_lanes),
         ] {
-            let mut smoother =
-                SyncFreeSmoother::new(gpu, &m).unwrap().with_signal(signal).with_warps_per_sm(warps_per_sm);
-            if !batched {
-                smoother = smoother.with_batches(usize::MAX, 1);
-            }
+            let smoother = SyncFreeSmoother::new(gpu, &m)
+                .and_then(|s| {
+                    s.with_signal(signal).with_warps_per_sm(warps_per_sm).with_lanes_per_row(gpu, lanes)
+                })
+                .unwrap();
             let notes = format!(
-                "signal={signal:?}, {warps_per_sm} warps per SM, rows in level order, {}",
-                if batched { "2 rows per warp over wide levels" } else { "a row per warp" }
+                "signal={signal:?}, {warps_per_sm} warps per SM, {lanes} lanes per row{}, rows in level order, \
+                 2 slots per warp over wide levels",
+                if lanes == default_lanes { " (the default)" } else { "" }
             );
             smoothers.push((Box::new(smoother), notes));
         }
     }
     // Multicolor: the default (Jones-Plassmann on the GPU, a CUDA graph per sweep), the
-    // same launched kernel by kernel, and the other colorings.
+    // same launched kernel by kernel, and the other colorings; colored and renumbered on the
+    // GPU from the uploaded matrix (the greedy coloring on the host).
     for (method, graph) in [
         (ColoringMethod::JonesPlassmann, true),
         (ColoringMethod::JonesPlassmann, false),
@@ -188,25 +215,33 @@ fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &C
             (ColoringMethod::JonesPlassmann, false) => "multicolor-launches".to_string(),
             _ => format!("multicolor-{}", method.name()),
         };
-        if !selected(&label) {
+        // Large inputs: the default and the hashed coloring (each copy holds the matrix again).
+        let variant = (method, graph) != (ColoringMethod::JonesPlassmann, true);
+        if !selected(&label) || (large && variant && method != ColoringMethod::JonesPlassmannRandom) {
             continue;
         }
         let started = std::time::Instant::now();
-        let coloring = color(gpu, a, method).unwrap();
-        let color_ms = started.elapsed().as_secs_f64() * 1e3;
-        let started = std::time::Instant::now();
-        let order = MulticolorOrder { method: Some(method), ..MulticolorOrder::new(a, coloring).unwrap() };
-        let smoother = MulticolorSmoother::new(gpu, &order).unwrap().use_graph(graph);
+        let smoother = MulticolorSmoother::from_matrix(gpu, &m, method).unwrap().use_graph(graph);
+        gpu.synchronize().unwrap();
+        let setup_ms = started.elapsed().as_secs_f64() * 1e3;
         let notes = format!(
-            "colors={} ({} coloring{}: {color_ms:.0} ms; renumbering on the host and upload: {:.0} ms), \
-             lanes per row {:?}; a different smoother",
-            order.colors(),
+            "colors={} setup_ms={setup_ms:.1} ({} coloring{}, renumbering on the GPU), lanes per row {:?}; \
+             a different smoother",
+            smoother.colors(),
             method.name(),
             if method == ColoringMethod::Greedy { " on the host" } else { " on the GPU" },
-            started.elapsed().as_secs_f64() * 1e3,
             smoother.widths()
         );
         smoothers.push((Box::new(smoother), notes));
+    }
+    // Multicolor at fixed widths, against the width from each color's mean row length.
+    if selected("multicolor-") && !large {
+        for lanes in [4, 8, 16, 32] {
+            let smoother = MulticolorSmoother::from_matrix(gpu, &m, ColoringMethod::default())
+                .and_then(|s| s.with_lanes_per_row(lanes))
+                .unwrap();
+            smoothers.push((Box::new(smoother), format!("{lanes} lanes per row; a different smoother")));
+        }
     }
     if selected("cusparse-spsv") {
         let started = std::time::Instant::now();
@@ -302,7 +337,7 @@ fn pcg(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &Csr<
         notes: format!("iterations={iterations} tolerance=1e-8 rows={} nnz={}", a.rows(), a.nnz()),
     };
     table.push(format!("\nPCG f64 to 1e-8, {name}, from x = 0"));
-    table.push(format!("{:<30} {:>10} {:>10}", "preconditioner", "iterations", "ms"));
+    table.push(format!("{:<30} {:>10} {:>10} {:>10}", "preconditioner", "iterations", "ms", "setup ms"));
     if selected("cpu-serial") {
         let mut x = vec![0.0; a.rows()];
         match pcg_cpu(a, true, &b, &mut x, options) {
@@ -320,46 +355,68 @@ fn pcg(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &Csr<
     let m = SymgsMatrix::upload(gpu, a).unwrap();
     let lib = Cusparse::new(gpu).unwrap();
     let db = gpu.upload(&b).unwrap();
-    let mut smoothers: Vec<Option<Box<dyn Smoother<f64> + '_>>> = vec![None];
+    type Build<'a> = Box<dyn Fn() -> rgla::Result<Option<Box<dyn Smoother<f64> + 'a>>> + 'a>;
+    let (m, lib) = (&m, &lib);
+    let mut builders: Vec<(&str, Build)> = vec![("none (plain CG)", Box::new(|| Ok(None)))];
     if selected("level-schedule") {
-        smoothers.push(Some(Box::new(LevelSmoother::new(gpu, &m).unwrap())));
-        smoothers.push(Some(Box::new(LevelSmoother::new(gpu, &m).unwrap().use_graph(true))));
+        builders.push((
+            "level-schedule-graph",
+            Box::new(|| {
+                Ok(Some(Box::new(LevelSmoother::new(gpu, m)?.use_graph(true)) as Box<dyn Smoother<f64>>))
+            }),
+        ));
     }
     if selected("sync-free") {
-        smoothers.push(Some(Box::new(SyncFreeSmoother::new(gpu, &m).unwrap())));
-        smoothers.push(Some(Box::new(SyncFreeSmoother::new(gpu, &m).unwrap().with_signal(Signal::Value))));
-        smoothers.push(Some(Box::new(
-            SyncFreeSmoother::new(gpu, &m).unwrap().with_signal(Signal::Value).with_warps_per_sm(16),
-        )));
+        builders.push(("sync-free", Box::new(|| Ok(Some(Box::new(SyncFreeSmoother::new(gpu, m)?) as _)))));
+        builders.push((
+            "sync-free-values",
+            Box::new(|| Ok(Some(Box::new(SyncFreeSmoother::new(gpu, m)?.with_signal(Signal::Value)) as _))),
+        ));
     }
     if selected("multicolor") {
-        smoothers.push(Some(Box::new(MulticolorSmoother::from_csr(gpu, a).unwrap())));
+        builders.push((
+            "multicolor",
+            Box::new(|| {
+                Ok(Some(Box::new(MulticolorSmoother::from_matrix(gpu, m, ColoringMethod::default())?) as _))
+            }),
+        ));
     }
     if selected("cusparse-spsv") {
-        smoothers.push(Some(Box::new(CusparseSymgs::new(gpu, &lib, &m, a).unwrap())));
+        builders.push((
+            "cusparse-spsv",
+            Box::new(|| Ok(Some(Box::new(CusparseSymgs::new(gpu, lib, m, a)?) as _))),
+        ));
     }
-    for smoother in &mut smoothers {
-        let label = smoother.as_ref().map_or("none (plain CG)".to_string(), |s| s.name());
+    for (label, build) in &builders {
         let mut dx = gpu.zeros::<f64>(a.rows()).unwrap();
-        // A first solve warms up (and captures the graph), the second is timed.
-        let mut solve = |dx: &mut rgla::gpu::CudaSlice<f64>| {
+        // The smoother's setup and the solve, timed together; a first round warms up.
+        let solve = |dx: &mut rgla::gpu::CudaSlice<f64>| -> rgla::Result<_> {
             gpu.memset_zeros(dx)?;
-            pcg_gpu(gpu, &m.csr, smoother.as_deref_mut(), &db, dx, options)
+            gpu.synchronize()?;
+            let started = std::time::Instant::now();
+            let mut smoother = build()?;
+            gpu.synchronize()?;
+            let setup_ms = started.elapsed().as_secs_f64() * 1e3;
+            let report = pcg_gpu(gpu, &m.csr, smoother.as_deref_mut(), &db, dx, options)?;
+            Ok((report, setup_ms, smoother.map_or("none (plain CG)".to_string(), |s| s.name())))
         };
         let report = solve(&mut dx).and_then(|_| solve(&mut dx));
         match report {
-            Ok(report) if report.converged => {
+            Ok((report, setup_ms, name)) if report.converged => {
                 let error = residual_norm(a, &b, &gpu.download(&dx).unwrap()) / zero_residual;
                 // Plain CG is there for scale: a reference, not one of the preconditioners.
-                let kind = match smoother {
-                    None => REFERENCE,
-                    Some(_) if label.starts_with("cusparse") => "vendor",
-                    Some(_) => "gpu",
+                let kind = match *label {
+                    "none (plain CG)" => REFERENCE,
+                    l if l.starts_with("cusparse") => "vendor",
+                    _ => "gpu",
                 };
-                save(&record(&label, kind, report.time_ms, report.iterations, error)).unwrap();
-                table.push(format!("{label:<30} {:>10} {:>10.1}", report.iterations, report.time_ms));
+                let total_ms = setup_ms + report.time_ms;
+                let mut record = record(&name, kind, total_ms, report.iterations, error);
+                record.notes += &format!(" setup_ms={setup_ms:.1} solve_ms={:.1}", report.time_ms);
+                save(&record).unwrap();
+                table.push(format!("{name:<30} {:>10} {total_ms:>10.1} {setup_ms:>10.1}", report.iterations));
             }
-            other => s.failures.push(format!("PCG with {label} on {name}: {other:?}")),
+            other => s.failures.push(format!("PCG with {label} on {name}: {:?}", other.map(|r| r.0))),
         }
     }
 }

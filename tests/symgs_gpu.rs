@@ -9,7 +9,7 @@ mod common;
 
 use common::{gpu, random_vec, real_matrices};
 use rgla::gpu::CudaSlice;
-use rgla::sparse::{Csr, generate};
+use rgla::sparse::{Csr, GenSpec, generate};
 use rgla::symgs::cpu::{CpuSymgs, checked_diagonal, residual_norm};
 use rgla::symgs::levels::{LevelSmoother, levels_cpu, levels_gpu};
 use rgla::symgs::multicolor::{
@@ -39,10 +39,19 @@ fn corpus<T: Scalar>() -> Vec<(String, Csr<T>)> {
         ),
         ("road 5000".into(), generate::road(5000, 100, 3).unwrap()),
         ("fem 4^3 dof 3".into(), generate::fem(4, 4, 4, 3, 4).unwrap()),
+        // Unordered matrices: no locality, levels unlike the stencil's.
+        ("shuffle:stencil27:14".into(), spec("shuffle:stencil27:14")),
+        ("shuffle:poisson3d:24".into(), spec("shuffle:poisson3d:24")),
+        ("delaunay 6000".into(), spec("delaunay:n=6000,seed=3")),
+        ("shuffle:fem:6".into(), spec("shuffle:fem:6,seed=5")),
         ("1x1".into(), Csr::new(1, 1, vec![0, 1], vec![0], vec![T::from_f64(2.0)]).unwrap()),
     ];
     all.extend(real_matrices::<T>().into_iter().filter(|(_, a)| checked_diagonal(a).is_ok()));
     all
+}
+
+fn spec<T: Scalar>(spec: &str) -> Csr<T> {
+    spec.parse::<GenSpec>().unwrap().generate().unwrap()
 }
 
 /// Rounding of one row's sum with room for its propagation through the sweep (checked against
@@ -82,6 +91,24 @@ fn exact_order_smoothers<'a, T: Scalar>(
         // and over the levels of at least 16 rows.
         Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_signal(Signal::Value).with_batches(1, 3)),
         Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_batches(16, 2)),
+        // Several rows of a level per warp at once, with and without batches.
+        Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_lanes_per_row(gpu, 32).unwrap()),
+        Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_lanes_per_row(gpu, 8).unwrap()),
+        Box::new(
+            SyncFreeSmoother::new(gpu, m)
+                .unwrap()
+                .with_signal(Signal::Value)
+                .with_lanes_per_row(gpu, 4)
+                .unwrap()
+                .with_batches(4, 2),
+        ),
+        Box::new(
+            SyncFreeSmoother::new(gpu, m)
+                .unwrap()
+                .with_signal(Signal::Value)
+                .with_lanes_per_row(gpu, 1)
+                .unwrap(),
+        ),
         Box::new(CusparseSymgs::new(gpu, lib, m, a).unwrap()),
     ]
 }
@@ -242,12 +269,25 @@ fn symgs_gpu_coloring_is_proper_and_compact() {
 fn multicolor_matches_its_reference<T: Scalar>() {
     let gpu = gpu();
     for (name, a) in corpus::<T>() {
-        for order in [
-            MulticolorOrder::greedy(&a).unwrap(),
-            MulticolorOrder::colored(&gpu, &a, ColoringMethod::JonesPlassmann).unwrap(),
-        ] {
-            let mut smoother = MulticolorSmoother::new(&gpu, &order).unwrap();
-            let mut launches = MulticolorSmoother::new(&gpu, &order).unwrap().use_graph(false);
+        let m = SymgsMatrix::upload(&gpu, &a).unwrap();
+        let greedy = MulticolorOrder::greedy(&a).unwrap();
+        let jp = MulticolorOrder::colored(&gpu, &a, ColoringMethod::JonesPlassmann).unwrap();
+        // Renumbered on the host (uploaded), and on the GPU from the uploaded matrix.
+        let renumbered_on_gpu = |method| MulticolorSmoother::from_matrix(&gpu, &m, method).unwrap();
+        for (order, on_gpu) in [(&greedy, false), (&jp, false), (&greedy, true), (&jp, true)] {
+            let smoother = || match on_gpu {
+                false => MulticolorSmoother::new(&gpu, order).unwrap(),
+                true => renumbered_on_gpu(order.method.unwrap()),
+            };
+            let where_ = if on_gpu { "GPU" } else { "host" };
+            let what = format!(
+                "multicolor ({} colors, {:?}, renumbered on the {where_}) on {name}",
+                order.colors(),
+                order.method
+            );
+            // The same stable order by color, wherever it was computed.
+            let (mut smoother, mut launches) = (smoother(), smoother().use_graph(false));
+            assert_eq!(smoother.new_to_old(&gpu).unwrap(), order.new_to_old, "{what}");
             assert!(!smoother.exact_order());
             let r = random_vec::<T>(a.rows(), 4);
             let mut expect = vec![T::ZERO; a.rows()];
@@ -262,12 +302,7 @@ fn multicolor_matches_its_reference<T: Scalar>() {
                 smoother.sweep(&gpu, &dr, &mut dx).unwrap();
                 launches.sweep(&gpu, &dr, &mut dx_launches).unwrap();
                 let got = gpu.download(&dx).unwrap();
-                let what = format!(
-                    "multicolor ({} colors, {:?}) {} sweep {sweep} on {name}",
-                    order.colors(),
-                    order.method,
-                    T::NAME
-                );
+                let what = format!("{what} {} sweep {sweep}", T::NAME);
                 compare(&got, &expect, 1e-3).check(&what, tolerance(&a)).unwrap();
                 let plain = gpu.download(&dx_launches).unwrap();
                 assert!(got.iter().zip(&plain).all(|(g, p)| g == p), "{what}: graph and launches differ");
@@ -396,6 +431,8 @@ fn symgs_wrong_vector_lengths_are_errors() {
     let mut smoother = LevelSmoother::new(&gpu, &m).unwrap();
     let err = smoother.sweep(&gpu, &r, &mut x).unwrap_err();
     assert!(err.to_string().contains("needs r and x of 64 values"), "{err}");
+    let err = SyncFreeSmoother::new(&gpu, &m).unwrap().with_lanes_per_row(&gpu, 3).err().unwrap();
+    assert!(err.to_string().contains("power of two up to 32, got 3"), "{err}");
     let non_square = generate::random_uniform::<f64>(4, 5, 2, 1).unwrap();
     assert!(SymgsMatrix::upload(&gpu, &non_square).is_err());
 }

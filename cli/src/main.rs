@@ -507,7 +507,7 @@ fn run_gemm<T: Scalar + CublasGemm>(args: &GemmArgs) -> Result<()> {
 fn symgs<T: Scalar>(args: &SymgsArgs, pcg: bool) -> Result<()> {
     use rgla::symgs::cpu::{CpuSymgs, residual_norm};
     use rgla::symgs::levels::LevelSmoother;
-    use rgla::symgs::multicolor::{ColoringMethod, MulticolorOrder, MulticolorSmoother};
+    use rgla::symgs::multicolor::{ColoringMethod, MulticolorSmoother};
     use rgla::symgs::pcg::{PcgOptions, pcg_cpu, pcg_gpu};
     use rgla::symgs::ready_done::ReadyDoneSmoother;
     use rgla::symgs::sync_free::{Signal, SyncFreeSmoother};
@@ -560,14 +560,14 @@ fn symgs<T: Scalar>(args: &SymgsArgs, pcg: bool) -> Result<()> {
                 Error::InvalidInput(format!("unknown coloring `{}` (jp, jp-random, greedy)", args.coloring))
             })?;
             let started = std::time::Instant::now();
-            let order = MulticolorOrder::colored(&gpu, &a, method)?;
+            let smoother = MulticolorSmoother::from_matrix(&gpu, &matrix, method)?;
+            gpu.synchronize()?;
             println!(
-                "  {} colors ({}), colored and renumbered in {:.0} ms",
-                order.colors(),
+                "  {} colors ({}), colored and sorted by color in {:.1} ms",
+                smoother.colors(),
                 method.name(),
                 started.elapsed().as_secs_f64() * 1e3
             );
-            let smoother = MulticolorSmoother::new(&gpu, &order)?;
             Some(Box::new(smoother.use_graph(args.variant == "multicolor")))
         }
         "cusparse" => Some(Box::new(CusparseSymgs::new(&gpu, &lib, &matrix, &a)?)),

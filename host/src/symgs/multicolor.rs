@@ -18,15 +18,18 @@
 //! high-degree late rows come last). Hashed priorities alone (Jones-Plassmann-Luby) take the
 //! fewest rounds but 18 colors on the stencil, whose sweep then takes 1.5 times as long.
 //!
-//! The GPU copy keeps the diagonal apart (a row's update reads neither a_ii from the matrix
-//! nor its own old value). A sweep is replayed from a CUDA graph by default (the gather of r
-//! and x into color order, 2c - 1 color launches, the scatter of x back); each color's launch
-//! gives each row the lanes its color's mean row length calls for ([`CsrPlan::width_for`]).
+//! The GPU copy ([`MulticolorSmoother::from_matrix`]: colored, sorted by color and copied on
+//! the GPU from the uploaded matrix) holds the rows in color order, with A's column numbers:
+//! r and x stay in the caller's order (no gather or scatter) and a structured matrix keeps the
+//! locality of its x reads. It keeps the diagonal apart (a row's update reads neither a_ii
+//! from the matrix nor its own old value). A sweep, 2c - 1 color launches, is replayed from a
+//! CUDA graph by default; each color's launch gives each row the lanes its color's mean row
+//! length calls for ([`CsrPlan::width_for`]).
 
 use rayon::prelude::*;
 
-use super::Smoother;
 use super::cpu::{CpuSymgs, check_vector, checked_diagonal};
+use super::{Smoother, SymgsMatrix};
 use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::gpu::{CudaSlice, Gpu, GraphReplay, Launch, Queue};
@@ -90,6 +93,9 @@ pub const ROW_ORDER_ROUNDS: u32 = 2048;
 /// Jones-Plassmann gives up (with an error) past this many rounds.
 pub const MAX_ROUNDS: u32 = 16384;
 
+/// Rows per warp of the GPU's sort by color.
+pub const CHUNK_ROWS: u32 = 1024;
+
 /// Rounds queued between two checks of how many rows are colored (extra rounds are no-ops).
 const ROUNDS_PER_CHECK: u32 = 16;
 
@@ -131,39 +137,56 @@ pub fn greedy_coloring_in_order<T: Scalar>(a: &Csr<T>, order: impl IntoIterator<
     Coloring { count: forbidden.len(), colors }
 }
 
-/// Jones-Plassmann on the GPU (see the module doc): the graph of A + A^T, A^T's pattern built
-/// on the host only when the GPU finds the pattern unsymmetric.
+/// Jones-Plassmann on the GPU (see the module doc) of a host matrix.
 fn jones_plassmann<T: Scalar>(gpu: &Gpu, a: &Csr<T>, degree_first: bool) -> Result<Coloring> {
-    if a.rows() != a.cols() {
-        return Err(Error::InvalidInput(format!(
-            "coloring needs a square matrix, got {} x {}",
-            a.rows(),
-            a.cols()
-        )));
+    check_square(a.rows(), a.cols())?;
+    let (row_ptr, col_idx) = (gpu.upload(a.row_ptr())?, gpu.upload(a.col_indices())?);
+    let (state, count) = jones_plassmann_states(gpu, a.rows(), &row_ptr, &col_idx, degree_first, || {
+        let t = a.transpose();
+        Ok((t.row_ptr().to_vec(), t.col_indices().to_vec()))
+    })?;
+    let colors = gpu.download(&state)?.into_iter().map(|s| s as u32).collect();
+    Ok(Coloring { colors, count })
+}
+
+fn check_square(rows: usize, cols: usize) -> Result<()> {
+    if rows != cols {
+        return Err(Error::InvalidInput(format!("coloring needs a square matrix, got {rows} x {cols}")));
     }
-    let n = a.rows();
+    Ok(())
+}
+
+/// Jones-Plassmann on the GPU on a pattern on the device: each row's state (its color in the
+/// low 32 bits) and the number of colors. `transpose` gives A^T's pattern (row pointers,
+/// columns), asked for only when the GPU finds the pattern unsymmetric.
+fn jones_plassmann_states(
+    gpu: &Gpu,
+    n: usize,
+    row_ptr: &CudaSlice<u32>,
+    col_idx: &CudaSlice<u32>,
+    degree_first: bool,
+    transpose: impl FnOnce() -> Result<(Vec<u32>, Vec<u32>)>,
+) -> Result<(CudaSlice<u64>, usize)> {
+    let mut state = gpu.zeros::<u64>(n)?;
     if n == 0 {
-        return Ok(Coloring { colors: Vec::new(), count: 0 });
+        return Ok((state, 0));
     }
     let rows = n as u32;
     let launch = Launch::linear(n, 256);
-    let row_ptr = gpu.upload(a.row_ptr())?;
-    let col_idx = gpu.upload(a.col_indices())?;
     let mut unsymmetric = gpu.zeros::<u32>(1)?;
     // SAFETY: a valid square CSR pattern of `rows` rows, one flag.
-    unsafe { kernels::pattern_unsymmetric(gpu, launch, rows, &row_ptr, &col_idx, &mut unsymmetric)? };
+    unsafe { kernels::pattern_unsymmetric(gpu, launch, rows, row_ptr, col_idx, &mut unsymmetric)? };
     let transpose = if gpu.download(&unsymmetric)?[0] != 0 {
-        let t = a.transpose();
-        Some((gpu.upload(t.row_ptr())?, gpu.upload(t.col_indices())?))
+        let (t_row_ptr, t_col_idx) = transpose()?;
+        Some((gpu.upload(&t_row_ptr)?, gpu.upload(&t_col_idx)?))
     } else {
         None
     };
     let transposed = transpose.is_some() as u32;
     // Without a transpose the kernels get A's pattern again and do not read it.
-    let (t_row_ptr, t_col_idx) = transpose.as_ref().map_or((&row_ptr, &col_idx), |(p, c)| (p, c));
-    let mut state = gpu.zeros::<u64>(n)?;
+    let (t_row_ptr, t_col_idx) = transpose.as_ref().map_or((row_ptr, col_idx), |(p, c)| (p, c));
     // SAFETY: row pointers of rows + 1 entries, a state per row.
-    unsafe { kernels::jp_init(gpu, launch, rows, transposed, &row_ptr, t_row_ptr, &mut state)? };
+    unsafe { kernels::jp_init(gpu, launch, rows, transposed, row_ptr, t_row_ptr, &mut state)? };
     let (degree_first, row_order_rounds) = if degree_first { (1u32, ROW_ORDER_ROUNDS) } else { (0, 0) };
     let mut colored = gpu.zeros::<u32>(1)?;
     let mut round = 0u32;
@@ -180,8 +203,8 @@ fn jones_plassmann<T: Scalar>(gpu: &Gpu, a: &Csr<T>, degree_first: bool) -> Resu
                     degree_first,
                     row_order_rounds,
                     transposed,
-                    &row_ptr,
-                    &col_idx,
+                    row_ptr,
+                    col_idx,
                     t_row_ptr,
                     t_col_idx,
                     &mut state,
@@ -206,9 +229,11 @@ fn jones_plassmann<T: Scalar>(gpu: &Gpu, a: &Csr<T>, degree_first: bool) -> Resu
             });
         }
     }
-    let colors: Vec<u32> = gpu.download(&state)?.into_iter().map(|s| s as u32).collect();
-    let count = colors.iter().max().map_or(0, |&c| c as usize + 1);
-    Ok(Coloring { colors, count })
+    let mut count = gpu.zeros::<u32>(1)?;
+    // SAFETY: a state per row, one counter.
+    unsafe { kernels::color_count(gpu, launch, rows, &state, &mut count)? };
+    let count = gpu.download(&count)?[0] as usize;
+    Ok((state, count))
 }
 
 /// A matrix renumbered color by color, with what it takes to go back and forth.
@@ -300,15 +325,18 @@ impl<T: Scalar> MulticolorOrder<T> {
     }
 }
 
-/// `b` without its diagonal entries (the relax kernels take the diagonal apart).
-fn without_diagonal<T: Scalar>(b: &Csr<T>) -> Csr<T> {
+/// The rows of A in color order (row k of the result is row `order.new_to_old[k]` of A), with
+/// A's own column numbers and without the diagonal entries (the relax kernels take the
+/// diagonal apart): built from P A P^T by numbering its columns back.
+fn rows_by_color_without_diagonal<T: Scalar>(order: &MulticolorOrder<T>) -> Csr<T> {
+    let b = &order.permuted;
     let mut row_ptr = Vec::with_capacity(b.rows() + 1);
     row_ptr.push(0u32);
     let (mut col_indices, mut values) = (Vec::with_capacity(b.nnz()), Vec::with_capacity(b.nnz()));
-    for i in 0..b.rows() {
-        let (cols, vals) = b.row(i);
-        for (&c, &v) in cols.iter().zip(vals).filter(|&(&c, _)| c as usize != i) {
-            col_indices.push(c);
+    for k in 0..b.rows() {
+        let (cols, vals) = b.row(k);
+        for (&c, &v) in cols.iter().zip(vals).filter(|&(&c, _)| c as usize != k) {
+            col_indices.push(order.new_to_old[c as usize]);
             values.push(v);
         }
         row_ptr.push(col_indices.len() as u32);
@@ -316,26 +344,30 @@ fn without_diagonal<T: Scalar>(b: &Csr<T>) -> Csr<T> {
     Csr::from_parts_unchecked(b.rows(), b.cols(), row_ptr, col_indices, values)
 }
 
-/// One color's launch: its rows of the renumbered matrix and lanes per row.
+/// One color's launch: its rows of the colored copy and lanes per row.
 struct ColorLaunch {
     first: u32,
     count: u32,
     width: u32,
 }
 
-/// The multicolor smoother on the GPU: its own renumbered copy of the matrix, the diagonal
-/// apart (a row's update then reads neither a_ii nor its own old value).
+/// The multicolor smoother on the GPU: its own copy of the matrix with the rows in color
+/// order, the columns and the vectors in the caller's numbering (no gather or scatter of r
+/// and x, and a structured matrix keeps the locality of its x reads), the diagonal apart (a
+/// row's update then reads neither a_ii nor its own old value).
 pub struct MulticolorSmoother<T> {
     rows: usize,
-    /// The renumbered matrix without its diagonal: CSR arrays (the relax kernels need no
+    /// The rows in color order without their diagonal: CSR arrays (the relax kernels need no
     /// SpMV analysis).
     off_diagonal: (CudaSlice<u32>, CudaSlice<u32>, CudaSlice<T>),
+    /// a_ii in color order.
     diagonal: CudaSlice<T>,
+    /// Row k of the copy is row `new_to_old[k]` of A.
     new_to_old: CudaSlice<u32>,
     colors: Vec<ColorLaunch>,
     method: Option<ColoringMethod>,
-    r_colored: CudaSlice<T>,
-    x_colored: CudaSlice<T>,
+    /// Lanes per row set by [`MulticolorSmoother::with_lanes_per_row`].
+    fixed_lanes: Option<u32>,
     use_graph: bool,
     /// The captured sweep, keyed by the addresses of r and x.
     graph: GraphReplay<(u64, u64)>,
@@ -343,7 +375,7 @@ pub struct MulticolorSmoother<T> {
 
 impl<T: Scalar> MulticolorSmoother<T> {
     pub fn new(gpu: &Gpu, order: &MulticolorOrder<T>) -> Result<Self> {
-        let b = without_diagonal(&order.permuted);
+        let b = rows_by_color_without_diagonal(order);
         let mut colors = Vec::new();
         for c in order.color_offsets.windows(2) {
             let (first, count) = (c[0], c[1] - c[0]);
@@ -361,21 +393,142 @@ impl<T: Scalar> MulticolorSmoother<T> {
             new_to_old: gpu.upload(&order.new_to_old)?,
             colors,
             method: order.method,
-            r_colored: gpu.zeros(b.rows())?,
-            x_colored: gpu.zeros(b.rows())?,
+            fixed_lanes: None,
             use_graph: true,
             graph: GraphReplay::default(),
         })
     }
 
-    /// Colors `a` on the GPU (the default [`ColoringMethod`]), renumbers and uploads it.
+    /// Colors the matrix with `method` and sorts its rows by color on the GPU, from the copy
+    /// the exact-order smoothers and PCG use: a counting sort ([`CHUNK_ROWS`] rows per warp,
+    /// stable within each color, as [`MulticolorOrder::new`] orders them), then each row
+    /// copied to its place without its diagonal. Only the per-color counts of each chunk make
+    /// the round trip to the host (for their prefix sums); the greedy coloring is computed on
+    /// the host from the downloaded pattern. Each row's entries keep A's order, so the sums
+    /// may round differently from those of a smoother built from a [`MulticolorOrder`].
+    pub fn from_matrix(gpu: &Gpu, m: &SymgsMatrix<T>, method: ColoringMethod) -> Result<Self> {
+        let (n, csr) = (m.rows, &m.csr);
+        let host_pattern = || -> Result<Csr<f32>> {
+            let (row_ptr, col_idx) = (gpu.download(&csr.row_ptr)?, gpu.download(&csr.col_idx)?);
+            let values = vec![0.0; col_idx.len()];
+            Ok(Csr::from_parts_unchecked(n, n, row_ptr, col_idx, values))
+        };
+        let (state, colors) = match method {
+            ColoringMethod::Greedy => {
+                let coloring = greedy_coloring(&host_pattern()?);
+                let state: Vec<u64> = coloring.colors.iter().map(|&c| c as u64).collect();
+                (gpu.upload(&state)?, coloring.count)
+            }
+            _ => {
+                let degree_first = method == ColoringMethod::JonesPlassmann;
+                jones_plassmann_states(gpu, n, &csr.row_ptr, &csr.col_idx, degree_first, || {
+                    let t = host_pattern()?.transpose();
+                    Ok((t.row_ptr().to_vec(), t.col_indices().to_vec()))
+                })?
+            }
+        };
+        let rows = n as u32;
+        let off_nnz = u32::try_from(csr.nnz - n).expect("DeviceCsr keeps nnz in u32");
+        let chunks = n.div_ceil(CHUNK_ROWS as usize);
+        let sort = Launch::linear(chunks * 32, 32).shared(8 * colors);
+        let (mut row_base, mut nnz_base) =
+            (gpu.zeros::<u32>(colors * chunks)?, gpu.zeros::<u32>(colors * chunks)?);
+        let mut new_to_old = gpu.zeros::<u32>(n)?;
+        let mut row_ptr = gpu.zeros::<u32>(n + 1)?;
+        let colors_u32 = colors as u32;
+        for place in [0, 1] {
+            if place == 1 {
+                // Exclusive prefix sums, color-major: where each chunk's rows of each color
+                // start, and their nonzeros.
+                for base in [&mut row_base, &mut nnz_base] {
+                    let mut counts = gpu.download(base)?;
+                    let mut sum = 0u32;
+                    for c in counts.iter_mut() {
+                        (*c, sum) = (sum, sum + *c);
+                    }
+                    gpu.upload_into(&counts, base)?;
+                }
+            }
+            // SAFETY: a state per row with colors < `colors`, A's row pointers, counters of
+            // `colors` x `chunks`, permutations of n and row pointers of n + 1; a warp per
+            // chunk with 8 * colors shared bytes.
+            unsafe {
+                kernels::color_sort(
+                    gpu,
+                    sort,
+                    place,
+                    rows,
+                    colors_u32,
+                    CHUNK_ROWS,
+                    off_nnz,
+                    &state,
+                    &csr.row_ptr,
+                    &mut row_base,
+                    &mut nnz_base,
+                    &mut new_to_old,
+                    &mut row_ptr,
+                )?;
+            }
+        }
+        // Each color's first row and first nonzero: the prefix sums at its first chunk.
+        let (row_starts, nnz_starts) = (gpu.download(&row_base)?, gpu.download(&nnz_base)?);
+        let start_of = |c: usize| {
+            if c < colors { (row_starts[c * chunks], nnz_starts[c * chunks]) } else { (rows, off_nnz) }
+        };
+        let mut launches = Vec::new();
+        for c in 0..colors {
+            let ((first, nnz_first), (end, nnz_end)) = (start_of(c), start_of(c + 1));
+            if end > first {
+                let width = CsrPlan::width_for((nnz_end - nnz_first) as f64 / (end - first) as f64);
+                launches.push(ColorLaunch { first, count: end - first, width });
+            }
+        }
+        let (mut col_idx, mut values) =
+            (gpu.zeros::<u32>(off_nnz as usize)?, gpu.zeros::<T>(off_nnz as usize)?);
+        let mut diagonal = gpu.zeros::<T>(n)?;
+        // SAFETY: A's checked square CSR arrays, the permutations and row pointers built above
+        // (each row's extent its length less its diagonal); a warp per row.
+        unsafe {
+            kernels::permute_without_diagonal(
+                gpu,
+                Launch::warp_per_item(n, 4),
+                rows,
+                &new_to_old,
+                &csr.row_ptr,
+                &csr.col_idx,
+                &csr.values,
+                &row_ptr,
+                &mut col_idx,
+                &mut values,
+                &mut diagonal,
+            )?;
+        }
+        Ok(MulticolorSmoother {
+            rows: n,
+            off_diagonal: (row_ptr, col_idx, values),
+            diagonal,
+            new_to_old,
+            colors: launches,
+            method: Some(method),
+            fixed_lanes: None,
+            use_graph: true,
+            graph: GraphReplay::default(),
+        })
+    }
+
+    /// Row k of the colored copy is row `new_to_old[k]` of A.
+    pub fn new_to_old(&self, gpu: &Gpu) -> Result<Vec<u32>> {
+        gpu.download(&self.new_to_old)
+    }
+
+    /// Uploads `a`, colors it on the GPU (the default [`ColoringMethod`]) and sorts it by color there.
     pub fn from_csr(gpu: &Gpu, a: &Csr<T>) -> Result<Self> {
         Self::with_coloring(gpu, a, ColoringMethod::default())
     }
 
-    /// Colors `a` with `method`, renumbers and uploads it.
+    /// Uploads `a`, colors it with `method` and sorts it by color on the GPU.
     pub fn with_coloring(gpu: &Gpu, a: &Csr<T>, method: ColoringMethod) -> Result<Self> {
-        Self::new(gpu, &MulticolorOrder::colored(gpu, a, method)?)
+        Self::from_matrix(gpu, &SymgsMatrix::upload(gpu, a)?, method)
     }
 
     /// Replays each sweep from a CUDA graph (the default; captured at the first sweep with
@@ -383,6 +536,20 @@ impl<T: Scalar> MulticolorSmoother<T> {
     pub fn use_graph(mut self, yes: bool) -> Self {
         self.use_graph = yes;
         self
+    }
+
+    /// Gives every color's rows `lanes` lanes each (2, 4, 8, 16 or 32) instead of the width
+    /// its mean row length calls for. Any width gives the same result.
+    pub fn with_lanes_per_row(mut self, lanes: u32) -> Result<Self> {
+        if !lanes.is_power_of_two() || !(2..=32).contains(&lanes) {
+            return Err(Error::InvalidInput(format!(
+                "multicolor lanes per row must be 2, 4, 8, 16 or 32, got {lanes}"
+            )));
+        }
+        self.colors.iter_mut().for_each(|c| c.width = lanes);
+        self.fixed_lanes = Some(lanes);
+        self.graph = GraphReplay::default();
+        Ok(self)
     }
 
     /// Colors (nonempty ones; launches per half-sweep).
@@ -395,14 +562,8 @@ impl<T: Scalar> MulticolorSmoother<T> {
         self.colors.iter().map(|c| c.width).collect()
     }
 
-    /// Queues a whole sweep: r and x into color order, the colors forward and back, x back to
-    /// the original order.
+    /// Queues a whole sweep: the colors forward and back, x updated in place.
     fn queue(&mut self, queue: Queue<'_>, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
-        let n = self.rows as u32;
-        let launch = Launch::linear(self.rows, 256);
-        let index = &self.new_to_old;
-        // SAFETY: index a permutation of 0..n, vectors of n.
-        unsafe { kernels::gather2(queue, launch, n, index, r, &mut self.r_colored, x, &mut self.x_colored)? };
         // Backward from the second-to-last color: the rows of one color do not read each
         // other, so relaxing the last color again at once would recompute its rows from the
         // very values they were just computed from (the same result, to rounding).
@@ -410,8 +571,8 @@ impl<T: Scalar> MulticolorSmoother<T> {
         let (row_ptr, col_idx, values) = &self.off_diagonal;
         for color in self.colors.iter().chain(self.colors[..last].iter().rev()) {
             let launch = Launch::linear(color.count as usize * color.width as usize, 128);
-            // SAFETY: rows first..first + count of the renumbered matrix without its diagonal;
-            // vectors of `rows`; blocks a multiple of 32.
+            // SAFETY: rows first..first + count of the colored copy without its diagonal, with
+            // their rows of A; vectors of `rows`; blocks a multiple of 32.
             unsafe {
                 kernels::relax_color(
                     queue,
@@ -419,17 +580,17 @@ impl<T: Scalar> MulticolorSmoother<T> {
                     color.width,
                     color.first,
                     color.count,
+                    &self.new_to_old,
                     row_ptr,
                     col_idx,
                     values,
                     &self.diagonal,
-                    &self.r_colored,
-                    &mut self.x_colored,
+                    r,
+                    x,
                 )?;
             }
         }
-        // SAFETY: as the gather.
-        unsafe { kernels::scatter(queue, launch, n, index, &self.x_colored, x) }
+        Ok(())
     }
 }
 
@@ -439,8 +600,9 @@ impl<T: Scalar> Smoother<T> for MulticolorSmoother<T> {
             None | Some(ColoringMethod::JonesPlassmann) => String::new(),
             Some(m) => format!("-{}", m.name()),
         };
+        let lanes = self.fixed_lanes.map_or(String::new(), |l| format!("-{l}lanes"));
         let graph = if self.use_graph { "" } else { "-launches" };
-        format!("multicolor{method}{graph}")
+        format!("multicolor{method}{lanes}{graph}")
     }
 
     fn exact_order(&self) -> bool {

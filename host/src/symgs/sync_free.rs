@@ -18,9 +18,7 @@ use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::gpu::{CudaSlice, Gpu, Launch};
 use crate::kernels::symgs::sync_free as kernels;
-use abi::symgs::{
-    SYNC_FREE_LANES_PER_ROW as LANES_PER_ROW, SYNC_FREE_WARPS_PER_BLOCK as WARPS_PER_BLOCK, TicketPlan,
-};
+use abi::symgs::{SYNC_FREE_WARPS_PER_BLOCK as WARPS_PER_BLOCK, TicketPlan};
 
 /// How long one wait may last before the sweep is abandoned: far beyond any valid wait (a
 /// warp waits at most for the rows that the other running warps hold, microseconds each).
@@ -61,45 +59,98 @@ pub(crate) fn timeout_error(what: &'static str, row: u32, timeout_ns: u64) -> Er
 /// fastest batch of those measured (PERF.md).
 const WIDE_BATCH: u32 = 2;
 
-/// The rows of one direction in the order they are handed out, level by level.
+/// Lanes in a warp.
+const WARP_SIZE: u32 = 32;
+
+/// Lanes per row by default: a warp per row, unless the rows are short (`mean` nonzeros below
+/// 16) and most of them (`wide_fraction`) lie in levels at least as wide as the warps in
+/// flight: then 8 lanes, 4 rows of a level per warp at once. In thin levels the sweep waits on
+/// hand-overs whatever the width, and padding each level to whole warps costs more than the
+/// narrow rows gain (PERF.md has the measurements behind the rule).
+pub fn default_lanes_per_row(mean: f64, wide_fraction: f64) -> u32 {
+    if mean < 16.0 && wide_fraction >= 0.5 { 8 } else { 32 }
+}
+
+/// The fraction of the rows in levels (`offsets`: where each starts, and the end) of at
+/// least `wide` rows.
+fn wide_fraction(offsets: &[u32], wide: usize) -> f64 {
+    let rows = offsets.last().copied().unwrap_or(0).max(1);
+    let in_wide: u32 = offsets.windows(2).map(|l| l[1] - l[0]).filter(|&n| n as usize >= wide).sum();
+    in_wide as f64 / rows as f64
+}
+
+/// An `order` entry that names no row: the padding that keeps a warp's rows in one level.
+const PADDING: [u32; 4] = [u32::MAX, 0, 0, 0];
+
+/// The rows of one direction in the order they are handed out, level by level, each level
+/// padded to whole warp slots (`32 / lanes_per_row` rows each) so that the rows a warp holds
+/// at once never wait on each other.
 struct SweepOrder<T> {
-    /// Each row as `[row, first nonzero, end nonzero, 0]`.
+    /// Each row as `[row, first nonzero, end nonzero, 0]`, or [`PADDING`].
     entries: CudaSlice<u32>,
-    /// The rows' 1 / a_ii in the same order: read in sequence rather than gathered (one
-    /// scattered load fewer per row), and no division in the kernel.
+    /// The rows' 1 / a_ii in the same order (0 for padding): read in sequence rather than
+    /// gathered (one scattered load fewer per row), and no division in the kernel.
     inverse_diagonal: CudaSlice<T>,
-    /// Where each level starts in the order, and the end.
-    level_offsets: Vec<u32>,
+    /// Where each level starts, in warp slots, and the end.
+    slot_offsets: Vec<u32>,
     /// Which tickets hand out batches (set by [`SyncFreeSmoother::replan`]).
     plan: TicketPlan,
 }
 
 impl<T: Scalar> SweepOrder<T> {
     /// `row_ptr` and `diagonal`: the matrix's, on the host.
-    fn new(gpu: &Gpu, row_ptr: &[u32], diagonal: &[T], levels: &DeviceLevels) -> Result<Self> {
+    fn new(
+        gpu: &Gpu,
+        row_ptr: &[u32],
+        diagonal: &[T],
+        levels: &DeviceLevels,
+        lanes_per_row: u32,
+    ) -> Result<Self> {
         let rows = row_ptr.len().saturating_sub(1);
+        let rows_per_slot = (WARP_SIZE / lanes_per_row) as usize;
+        let level_rows = gpu.download(&levels.rows)?;
         let mut entries = Vec::with_capacity(4 * rows);
         let mut inverse = Vec::with_capacity(rows);
-        for row in gpu.download(&levels.rows)? {
-            let r = row as usize;
-            if r >= rows {
-                return Err(Error::InvalidInput(format!("level lists name row {row} of a matrix of {rows}")));
+        let mut slot_offsets = vec![0u32];
+        for level in levels.offsets.windows(2) {
+            for &row in &level_rows[level[0] as usize..level[1] as usize] {
+                let r = row as usize;
+                if r >= rows {
+                    return Err(Error::InvalidInput(format!(
+                        "level lists name row {row} of a matrix of {rows}"
+                    )));
+                }
+                entries.extend([row, row_ptr[r], row_ptr[r + 1], 0]);
+                inverse.push(T::ONE / diagonal[r]);
             }
-            entries.extend([row, row_ptr[r], row_ptr[r + 1], 0]);
-            inverse.push(T::ONE / diagonal[r]);
+            while inverse.len() % rows_per_slot != 0 {
+                entries.extend(PADDING);
+                inverse.push(T::ZERO);
+            }
+            slot_offsets.push((inverse.len() / rows_per_slot) as u32);
         }
         Ok(SweepOrder {
             entries: gpu.upload(&entries)?,
             inverse_diagonal: gpu.upload(&inverse)?,
-            level_offsets: levels.offsets.clone(),
+            slot_offsets,
             plan: TicketPlan::NONE,
         })
+    }
+
+    /// Entries in the order, padding included.
+    fn len(&self) -> u32 {
+        self.inverse_diagonal.len() as u32
     }
 }
 
 /// The sync-free smoother on one matrix.
 pub struct SyncFreeSmoother<'a, T> {
     matrix: &'a SymgsMatrix<T>,
+    /// The levels of each direction, for orders built again at another width.
+    levels: [DeviceLevels; 2],
+    lanes_per_row: u32,
+    /// What [`default_lanes_per_row`] chose for this matrix (names show other widths).
+    default_lanes: u32,
     /// The order rows are handed out in, per direction.
     forward_order: SweepOrder<T>,
     backward_order: SweepOrder<T>,
@@ -139,11 +190,20 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
     ) -> Result<Self> {
         forward.check_for(matrix)?;
         backward.check_for(matrix)?;
-        let (row_ptr, diagonal) = (gpu.download(&matrix.csr.row_ptr)?, gpu.download(&matrix.diagonal)?);
+        let in_flight = (gpu.props().sm_count * FULL_WARPS_PER_SM) as usize;
+        let lanes_per_row = default_lanes_per_row(
+            matrix.csr.nnz as f64 / matrix.rows.max(1) as f64,
+            wide_fraction(&forward.offsets, in_flight),
+        );
+        let (forward_order, backward_order) =
+            Self::orders(gpu, matrix, [&forward, &backward], lanes_per_row)?;
         let mut smoother = SyncFreeSmoother {
             matrix,
-            forward_order: SweepOrder::new(gpu, &row_ptr, &diagonal, &forward)?,
-            backward_order: SweepOrder::new(gpu, &row_ptr, &diagonal, &backward)?,
+            levels: [forward, backward],
+            lanes_per_row,
+            default_lanes: lanes_per_row,
+            forward_order,
+            backward_order,
             tmp: gpu.zeros(matrix.rows)?,
             done: gpu.zeros(matrix.rows)?,
             tickets: gpu.zeros(2)?,
@@ -161,13 +221,48 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         Ok(smoother)
     }
 
+    /// Both directions' orders at `lanes_per_row` lanes per row.
+    fn orders(
+        gpu: &Gpu,
+        matrix: &SymgsMatrix<T>,
+        [forward, backward]: [&DeviceLevels; 2],
+        lanes_per_row: u32,
+    ) -> Result<(SweepOrder<T>, SweepOrder<T>)> {
+        let (row_ptr, diagonal) = (gpu.download(&matrix.csr.row_ptr)?, gpu.download(&matrix.diagonal)?);
+        Ok((
+            SweepOrder::new(gpu, &row_ptr, &diagonal, forward, lanes_per_row)?,
+            SweepOrder::new(gpu, &row_ptr, &diagonal, backward, lanes_per_row)?,
+        ))
+    }
+
     /// Sets each direction's ticket plan from the batch setting and the warps in flight.
     fn replan(&mut self) {
         let in_flight = (self.sm_count * self.warps_per_sm) as usize;
-        let (wide_rows, batch) = self.batches.unwrap_or((in_flight, WIDE_BATCH));
+        let (wide_slots, batch) = self.batches.unwrap_or((in_flight, WIDE_BATCH));
         for order in [&mut self.forward_order, &mut self.backward_order] {
-            order.plan = TicketPlan::new(&order.level_offsets, wide_rows, batch);
+            order.plan = TicketPlan::new(&order.slot_offsets, wide_slots, batch);
         }
+    }
+
+    /// Gives each row `lanes` lanes (a power of two, 1..=32; default from the row lengths and
+    /// levels, [`default_lanes_per_row`]): a warp then holds `32 / lanes` rows of one level at once.
+    /// Any width gives the same result.
+    pub fn with_lanes_per_row(mut self, gpu: &Gpu, lanes: u32) -> Result<Self> {
+        if !lanes.is_power_of_two() || lanes > WARP_SIZE {
+            return Err(Error::InvalidInput(format!(
+                "lanes per row must be a power of two up to 32, got {lanes}"
+            )));
+        }
+        let [forward, backward] = &self.levels;
+        (self.forward_order, self.backward_order) =
+            Self::orders(gpu, self.matrix, [forward, backward], lanes)?;
+        self.lanes_per_row = lanes;
+        self.replan();
+        Ok(self)
+    }
+
+    pub fn lanes_per_row(&self) -> u32 {
+        self.lanes_per_row
     }
 
     pub fn timeout_ns(&self) -> u64 {
@@ -186,11 +281,11 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         self
     }
 
-    /// Hands each warp `batch` consecutive rows per ticket over the longest run of levels of
-    /// at least `wide_rows` rows (default: 2 rows, levels at least as wide as the
+    /// Hands each warp `batch` consecutive slots per ticket over the longest run of levels of
+    /// at least `wide_slots` warp slots (default: 2 slots, levels at least as wide as the
     /// warps in flight); `batch` 1 turns batches off. Any setting gives the same result.
-    pub fn with_batches(mut self, wide_rows: usize, batch: u32) -> Self {
-        self.batches = Some((wide_rows, batch.max(1)));
+    pub fn with_batches(mut self, wide_slots: usize, batch: u32) -> Self {
+        self.batches = Some((wide_slots, batch.max(1)));
         self.replan();
         self
     }
@@ -211,7 +306,7 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
     }
 
     /// Test hook: hands out tickets from `first` instead of 0, so that the first rows of the
-    /// order (4 per ticket) are never computed and the rows depending on them must time out
+    /// order (a ticket's slots) are never computed and the rows depending on them must time out
     /// (how the tests check that a stuck wait ends in an error, not a hang).
     #[doc(hidden)]
     pub fn start_tickets_at(&mut self, first: u32) {
@@ -266,8 +361,8 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
                     gpu,
                     launch,
                     signal,
-                    LANES_PER_ROW,
-                    rows,
+                    self.lanes_per_row,
+                    order.len(),
                     &order.entries,
                     order.plan,
                     forward,
@@ -303,6 +398,9 @@ impl<T: Scalar> Smoother<T> for SyncFreeSmoother<'_, T> {
             Signal::DoneFlags => "sync-free".to_string(),
             Signal::Value => "sync-free-values".to_string(),
         };
+        if self.lanes_per_row != self.default_lanes {
+            name += &format!("-{}lanes", self.lanes_per_row);
+        }
         if self.warps_per_sm != FULL_WARPS_PER_SM {
             name += &format!("-{}warps-per-sm", self.warps_per_sm);
         }
@@ -311,7 +409,7 @@ impl<T: Scalar> Smoother<T> for SyncFreeSmoother<'_, T> {
         }
         match self.batches {
             Some((_, 1)) => name += "-row-per-warp",
-            Some((wide_rows, batch)) => name += &format!("-batch{batch}-from{wide_rows}rows"),
+            Some((wide_slots, batch)) => name += &format!("-batch{batch}-from{wide_slots}slots"),
             None => {}
         }
         name

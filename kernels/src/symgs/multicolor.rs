@@ -1,13 +1,17 @@
 //! Multicolor SymGS, a different smoother from the sequential one: the rows are colored so
 //! that no two neighbours share a color (here, by Jones-Plassmann rounds on the GPU) and the
-//! host renumbers the matrix color by color (rows of a color contiguous); the sweep then runs
+//! rows are copied color by color (rows of a color contiguous, in their original order;
+//! [`color_sort`] and [`permute_without_diagonal`]; the columns and the vectors keep the
+//! caller's numbering); the sweep then runs
 //! the colors in order, one launch each, and back in reverse order. The rows of one color
 //! neither read nor write each other's values, so each launch updates x in place with full
 //! parallelism.
 
 use crate::device::memory::{load_nc, load_volatile, store_volatile};
-use crate::device::thread::{index_1d, lane_id};
-use crate::device::{Float, atomic, warp};
+use crate::device::thread::{
+    WARP_SIZE, block_idx_x, grid_dim_x, index_1d, lane_id, sync_threads, warp_index_1d,
+};
+use crate::device::{Float, atomic, shared, warp};
 
 /// Bit 63 of a row's coloring state: not colored yet, its degree in the low 32 bits. A colored
 /// row's state is `round << 32 | color`, the round in which it took its color.
@@ -171,6 +175,180 @@ pub unsafe fn jp_round(
     }
 }
 
+/// `*count = 1 + the largest color` of the colored rows' states. Launch: a thread per row.
+#[gpu::kernel]
+pub unsafe fn color_count(rows: u32, state: *const u64, count: *mut u32) {
+    let i = index_1d();
+    if i < rows {
+        // SAFETY: i < rows; `count` is one counter.
+        unsafe { atomic::max_u32(count, *state.add(i as usize) as u32 + 1) };
+    }
+}
+
+/// The stable counting sort of the rows by color, in two passes over chunks of `chunk_rows`
+/// rows, a warp per chunk (`grid_dim_x` chunks); `colors` counters per chunk, color-major
+/// (`[color * chunks + chunk]`).
+///
+/// - `place == 0`: counts each chunk's rows of each color into `row_base`, and their nonzeros
+///   without the diagonal (row length - 1) into `nnz_base`.
+/// - `place != 0`: `row_base` and `nnz_base` hold the exclusive prefix sums of those counts
+///   (where the chunk's rows of each color start in the colored copy, and their
+///   nonzeros); each row takes the next place of its color, in row order:
+///   `new_to_old[new] = old`, `new_row_ptr[new]` its first nonzero,
+///   and `new_row_ptr[rows] = nnz_without_diagonal`.
+///
+/// Each 32-row step peels the colors present one at a time: a ballot gives the lanes of one
+/// color, their rank is the count of those below them, their nonzeros a prefix sum.
+/// Launch: blocks of one warp; shared bytes `8 * colors`.
+#[gpu::kernel]
+pub unsafe fn color_sort(
+    place: u32,
+    rows: u32,
+    colors: u32,
+    chunk_rows: u32,
+    nnz_without_diagonal: u32,
+    state: *const u64,
+    row_ptr: *const u32,
+    row_base: *mut u32,
+    nnz_base: *mut u32,
+    new_to_old: *mut u32,
+    new_row_ptr: *mut u32,
+) {
+    let (chunk, chunks, lane) = (block_idx_x(), grid_dim_x(), lane_id());
+    let next_row = shared::dynamic::<u32>();
+    let next_nnz = next_row.after::<u32>(colors);
+    // SAFETY (every access): c < colors, the shared arrays' and the bases' sizes per chunk;
+    // rows < `rows`; the places are a permutation of 0..rows and the nonzero offsets stay below
+    // `nnz_without_diagonal` (the prefix sums of the counts).
+    let mut c = lane;
+    while c < colors {
+        let k = (c * chunks + chunk) as usize;
+        let (rows_before, nnz_before) =
+            if place != 0 { unsafe { (*row_base.add(k), *nnz_base.add(k)) } } else { (0, 0) };
+        unsafe {
+            next_row.set(c, rows_before);
+            next_nnz.set(c, nnz_before);
+        }
+        c += WARP_SIZE;
+    }
+    sync_threads();
+    let first = chunk.saturating_mul(chunk_rows);
+    let end = first.saturating_add(chunk_rows).min(rows);
+    let below = (1u32 << lane) - 1;
+    let mut step = first;
+    while step < end {
+        let i = step + lane;
+        let valid = i < end;
+        let (color, len) = if valid {
+            let r = i as usize;
+            unsafe { (*state.add(r) as u32, load_nc(row_ptr.add(r + 1)) - load_nc(row_ptr.add(r)) - 1) }
+        } else {
+            (u32::MAX, 0)
+        };
+        let mut remaining = warp::ballot(valid);
+        while remaining != 0 {
+            let leader = remaining.trailing_zeros();
+            let group_color = warp::shuffle_idx(color, leader);
+            let in_group = valid && color == group_color;
+            let group = warp::ballot(in_group);
+            // Inclusive prefix sum of the group's row lengths (the other lanes add 0).
+            let mut inclusive = if in_group { len } else { 0 };
+            let mut d = 1;
+            while d < WARP_SIZE {
+                let v = warp::shuffle_up(inclusive, d);
+                if lane >= d {
+                    inclusive += v;
+                }
+                d *= 2;
+            }
+            let group_nnz = warp::shuffle_idx(inclusive, 31);
+            let (rows_before, nnz_before) = unsafe { (next_row.get(group_color), next_nnz.get(group_color)) };
+            if in_group && place != 0 {
+                let new = rows_before + (group & below).count_ones();
+                unsafe {
+                    *new_to_old.add(new as usize) = i;
+                    *new_row_ptr.add(new as usize) = nnz_before + inclusive - len;
+                }
+            }
+            sync_threads(); // every lane has read the color's counters
+            if lane == leader {
+                unsafe {
+                    next_row.set(group_color, rows_before + group.count_ones());
+                    next_nnz.set(group_color, nnz_before + group_nnz);
+                }
+            }
+            sync_threads();
+            remaining &= !group;
+        }
+        step += WARP_SIZE;
+    }
+    let mut c = lane;
+    while c < colors {
+        let k = (c * chunks + chunk) as usize;
+        if place == 0 {
+            unsafe {
+                *row_base.add(k) = next_row.get(c);
+                *nnz_base.add(k) = next_nnz.get(c);
+            }
+        }
+        c += WARP_SIZE;
+    }
+    if place != 0 && chunk == 0 && lane == 0 {
+        unsafe { *new_row_ptr.add(rows as usize) = nnz_without_diagonal };
+    }
+}
+
+/// Row `new` of the colored copy without its diagonal, from row `new_to_old[new]` of A: its
+/// off-diagonal entries as they are, and a_ii into `diagonal`. Launch: a warp per row.
+#[gpu::kernel(T = f32 | f64)]
+pub unsafe fn permute_without_diagonal<T: Float>(
+    rows: u32,
+    new_to_old: *const u32,
+    row_ptr: *const u32,
+    col_idx: *const u32,
+    values: *const T,
+    new_row_ptr: *const u32,
+    new_col_idx: *mut u32,
+    new_values: *mut T,
+    diagonal: *mut T,
+) {
+    let new = warp_index_1d();
+    if new >= rows {
+        return; // the whole warp
+    }
+    let lane = lane_id();
+    let below = (1u32 << lane) - 1;
+    // SAFETY (every access): new < rows; old a row of A; j < end <= nnz; columns < rows (a
+    // square matrix); the destination of each off-diagonal entry lies in row `new`'s extent
+    // (A's row less its one diagonal entry).
+    let old = unsafe { load_nc(new_to_old.add(new as usize)) };
+    let (start, end) =
+        unsafe { (load_nc(row_ptr.add(old as usize)), load_nc(row_ptr.add(old as usize + 1))) };
+    let destination = unsafe { load_nc(new_row_ptr.add(new as usize)) };
+    let mut diagonal_seen = 0;
+    let mut base = start;
+    while base < end {
+        let j = base + lane;
+        let col = if j < end { unsafe { load_nc(col_idx.add(j as usize)) } } else { u32::MAX };
+        let is_diagonal = col == old;
+        let diagonals = warp::ballot(is_diagonal);
+        if j < end {
+            let value = unsafe { load_nc(values.add(j as usize)) };
+            if is_diagonal {
+                unsafe { *diagonal.add(new as usize) = value };
+            } else {
+                let to = destination + (j - start) - diagonal_seen - (diagonals & below).count_ones();
+                unsafe {
+                    *new_col_idx.add(to as usize) = col;
+                    *new_values.add(to as usize) = value;
+                }
+            }
+        }
+        diagonal_seen += diagonals.count_ones();
+        base += WARP_SIZE;
+    }
+}
+
 /// Sets `*unsymmetric = 1` if some stored a_ij (i != j) has no stored a_ji (columns sorted
 /// within rows, as `Csr` keeps them; a column >= rows counts as unsymmetric). Launch: a thread
 /// per row.
@@ -213,15 +391,17 @@ pub unsafe fn pattern_unsymmetric(
     }
 }
 
-/// Rows `first..first + count` (one color), in place: `x[i] = (r[i] - sum_{j != i} a_ij x[j])
-/// / a_ii` from the matrix without its diagonal (`diagonal` apart), `W` lanes per row (a power
-/// of two, 2..=32), two loads in flight per lane as in the SpMV vector kernel. Launch: `W`
-/// threads per row, blocks a multiple of 32.
+/// Rows `first..first + count` of the colored copy (one color), x in place: `x[i] = (r[i] -
+/// sum_{j != i} a_ij x[j]) / a_ii` for `i = rows_of[k]`, from the copy without its diagonal
+/// (`diagonal` apart, in the copy's order; columns, r and x in A's numbering), `W` lanes per
+/// row (a power of two, 2..=32), two loads in flight per lane as in the SpMV vector kernel.
+/// Launch: `W` threads per row, blocks a multiple of 32.
 #[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, T = f32 | f64)]
 #[inline(always)]
 pub unsafe fn relax_color<T: Float, const W: u32>(
     first: u32,
     count: u32,
+    rows_of: *const u32,
     row_ptr: *const u32,
     col_idx: *const u32,
     values: *const T,
@@ -258,40 +438,11 @@ pub unsafe fn relax_color<T: Float, const W: u32>(
     }
     let sum = warp::reduce_sum_groups(sum0 + sum1, W);
     if lane == 0 && k < count {
-        let i = row as usize;
-        // SAFETY: row < rows; only this group writes x[row], and no row of this color reads it.
-        unsafe { *x.add(i) = (load_nc(r.add(i)) - sum) / load_nc(diagonal.add(i)) };
-    }
-}
-
-/// `a_dst[i] = a_src[index[i]]`, `b_dst[i] = b_src[index[i]]` for i < n: two vectors into
-/// color order. Launch: a thread per element.
-#[gpu::kernel(T = f32 | f64)]
-pub unsafe fn gather2<T: Float>(
-    n: u32,
-    index: *const u32,
-    a_src: *const T,
-    a_dst: *mut T,
-    b_src: *const T,
-    b_dst: *mut T,
-) {
-    let i = index_1d();
-    if i < n {
-        // SAFETY: i < n; the index is a permutation of 0..n.
+        // SAFETY: row < rows, and rows_of[row] < rows (a permutation); only this group
+        // writes x[i], and no row of this color reads it.
         unsafe {
-            let from = load_nc(index.add(i as usize)) as usize;
-            *a_dst.add(i as usize) = load_nc(a_src.add(from));
-            *b_dst.add(i as usize) = load_nc(b_src.add(from));
+            let i = load_nc(rows_of.add(row as usize)) as usize;
+            *x.add(i) = (load_nc(r.add(i)) - sum) / load_nc(diagonal.add(row as usize));
         }
-    }
-}
-
-/// `dst[index[i]] = src[i]` for i < n (back from color order). Launch: a thread per element.
-#[gpu::kernel(T = f32 | f64)]
-pub unsafe fn scatter<T: Float>(n: u32, index: *const u32, src: *const T, dst: *mut T) {
-    let i = index_1d();
-    if i < n {
-        // SAFETY: i < n; the index is a permutation of 0..n.
-        unsafe { *dst.add(load_nc(index.add(i as usize)) as usize) = load_nc(src.add(i as usize)) };
     }
 }
