@@ -2,8 +2,6 @@
 
 /// Warps per block of the sync-free sweep: a block takes one ticket for all its warps.
 pub const SYNC_FREE_WARPS_PER_BLOCK: u32 = 4;
-/// Lanes per row of the sync-free sweep: a warp per row.
-pub const SYNC_FREE_LANES_PER_ROW: u32 = 32;
 /// Shared bytes of the sync-free sweep: the block's ticket (one word, in a 16-byte slot).
 pub const SYNC_FREE_SHARED_BYTES: usize = 16;
 

@@ -1,6 +1,6 @@
 //! The sync-free smoother: one launch per sweep direction. Blocks take rows from an atomic
-//! ticket, four at a time (a warp each, or two rows a warp in wide levels), and wait on the
-//! rows they depend on, so a sweep costs the longest dependency chain instead of a launch per
+//! ticket, a warp slot each (a row, or on short rows in wide levels 4 rows of 8 lanes; two
+//! slots a warp in wide levels), and wait on the rows they depend on, so a sweep costs the longest dependency chain instead of a launch per
 //! level. A finished row signals through a done flag (release store; waiters poll, then
 //! acquire), as specified, or through its value itself ([`Signal::Value`]: one load per
 //! hand-over, no fence). Waits are bounded: one that lasts [`SyncFreeSmoother::timeout_ns`]

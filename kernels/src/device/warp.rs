@@ -195,3 +195,19 @@ pub fn reduce_sum_down<T: Shuffle + core::ops::Add<Output = T>>(mut value: T, wi
     }
     value
 }
+
+/// Inclusive prefix sums within groups of `width` consecutive lanes (`width` a power of two up
+/// to 32): lane k of a group ends with the sum of the group's lanes 0..=k (`shfl_up` steps).
+#[inline(always)]
+pub fn inclusive_sum_groups(mut value: u32, width: u32) -> u32 {
+    let lane = crate::device::thread::lane_id() % width;
+    let mut offset = 1;
+    while offset < width {
+        let earlier = shuffle_up(value, offset);
+        if lane >= offset {
+            value += earlier;
+        }
+        offset *= 2;
+    }
+    value
+}

@@ -288,18 +288,7 @@ pub unsafe fn gaps16<T: Float, const W: u32>(
     let steps = warp::reduce_max((end - start).div_ceil(2 * W));
     // The columns of a group's W entries: the column before them plus the prefix sums of
     // their gaps across the group.
-    let columns = |before: u32, gap: u32| {
-        let mut gap = gap;
-        let mut offset = 1;
-        while offset < W {
-            let earlier = warp::shuffle_up(gap, offset);
-            if lane >= offset {
-                gap += earlier;
-            }
-            offset *= 2;
-        }
-        before + gap
-    };
+    let columns = |before: u32, gap: u32| before + warp::inclusive_sum_groups(gap, W);
     // SAFETY (loads): every j read is < end <= nnz; rebuilt columns are the row's, < cols.
     let gap = |j: u32| if j < end { u32::from(unsafe { load_nc(gaps.add(j as usize)) }) } else { 0 };
     let value = |j: u32| if j < end { unsafe { load_nc(values.add(j as usize)) } } else { T::ZERO };

@@ -252,15 +252,7 @@ pub unsafe fn color_sort(
             let in_group = valid && color == group_color;
             let group = warp::ballot(in_group);
             // Inclusive prefix sum of the group's row lengths (the other lanes add 0).
-            let mut inclusive = if in_group { len } else { 0 };
-            let mut d = 1;
-            while d < WARP_SIZE {
-                let v = warp::shuffle_up(inclusive, d);
-                if lane >= d {
-                    inclusive += v;
-                }
-                d *= 2;
-            }
+            let inclusive = warp::inclusive_sum_groups(if in_group { len } else { 0 }, WARP_SIZE);
             let group_nnz = warp::shuffle_idx(inclusive, 31);
             let (rows_before, nnz_before) = unsafe { (next_row.get(group_color), next_nnz.get(group_color)) };
             if in_group && place != 0 {

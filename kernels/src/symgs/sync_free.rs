@@ -215,9 +215,11 @@ impl<const SIGNAL: u32> Handover<SIGNAL> {
 }
 
 /// One sweep direction, out of place (see the module `symgs`), `lanes_per_row` lanes per row
-/// (the host passes 32: a warp per row). Rows come in the sequence `order` (a dependency
-/// order: the host passes the rows level by level), each entry four values: the row, its
-/// first and its end nonzero, and padding: one 16-byte load gives a row and its extent, a
+/// (a power of two: a warp holds `32 / lanes_per_row` rows at once). Rows come in the sequence
+/// `order` (a dependency order: the host passes the rows level by level, each level padded
+/// with entries of row `u32::MAX` to whole warp slots, so the rows a warp holds at once share
+/// a level and never wait on each other), each entry four values: the row, its first and its
+/// end nonzero, and padding: one 16-byte load gives a row and its extent, a
 /// round trip to memory fewer than reading `row_ptr` after `order`. `inverse_diagonal` holds
 /// the rows' 1 / a_ii in the same sequence, read in order rather than gathered. They come a
 /// block's worth at a time: a ticket gives each warp of the block one slot of `order`
@@ -226,11 +228,10 @@ impl<const SIGNAL: u32> Handover<SIGNAL> {
 /// launch. The matrix, the right-hand side and the reciprocals are read once, with
 /// [`load_stream`], so that they leave L2 first and the gathered vector stays.
 ///
-/// `lanes_per_row` is a launch argument rather than the constant 32 because the compiler
-/// then lays the loops out differently, and the sweep is faster (same source otherwise).
-/// Fewer lanes (several rows per warp) would need the rows of a warp to share a level (a
-/// warp must never wait on itself); with padded orders they were slower on 27-nonzero rows,
-/// so the host does not offer it. Letting a warp's rows wait on each other instead (each
+/// `lanes_per_row` is a launch argument, even where it is 32, because the compiler then lays
+/// the loops out differently, and the sweep is faster (same source otherwise). Fewer lanes
+/// pay on short rows in wide levels; on thin levels and long rows a warp per row is faster
+/// (the host's default, PERF.md). Letting a warp's rows wait on each other instead (each
 /// group of lanes reducing on its own, which independent thread scheduling allows) was slower
 /// still, as the warp runs its groups' polling loops one after another (PERF.md).
 ///
