@@ -22,9 +22,12 @@
 //! the GPU from the uploaded matrix) holds the rows in color order, with A's column numbers:
 //! r and x stay in the caller's order (no gather or scatter) and a structured matrix keeps the
 //! locality of its x reads. It keeps the diagonal apart (a row's update reads neither a_ii
-//! from the matrix nor its own old value). A sweep, 2c - 1 color launches, is replayed from a
-//! CUDA graph by default; each color's launch gives each row the lanes its color's mean row
-//! length calls for ([`CsrPlan::width_for`]).
+//! from the matrix nor its own old value), and each row's entries of lower colors before
+//! those of higher colors: the forward sweep keeps each row's sum over its lower colors, which
+//! no launch changes before the row's backward update, so the backward sweep reads only the
+//! upper parts (half the matrix). A sweep, 2c - 1 color launches, is replayed from a CUDA
+//! graph by default; each color's launch gives each row the lanes its color's mean row length
+//! calls for ([`CsrPlan::width_for`]).
 
 use rayon::prelude::*;
 
@@ -327,21 +330,31 @@ impl<T: Scalar> MulticolorOrder<T> {
 
 /// The rows of A in color order (row k of the result is row `order.new_to_old[k]` of A), with
 /// A's own column numbers and without the diagonal entries (the relax kernels take the
-/// diagonal apart): built from P A P^T by numbering its columns back.
-fn rows_by_color_without_diagonal<T: Scalar>(order: &MulticolorOrder<T>) -> Csr<T> {
-    let b = &order.permuted;
+/// diagonal apart), each row's entries of lower colors first: the matrix and where each row's
+/// upper part starts. Built from P A P^T by numbering its columns back.
+fn rows_by_color_without_diagonal<T: Scalar>(order: &MulticolorOrder<T>) -> (Csr<T>, Vec<u32>) {
+    let (b, colors) = (&order.permuted, &order.coloring.colors);
     let mut row_ptr = Vec::with_capacity(b.rows() + 1);
+    let mut upper_start = Vec::with_capacity(b.rows());
     row_ptr.push(0u32);
     let (mut col_indices, mut values) = (Vec::with_capacity(b.nnz()), Vec::with_capacity(b.nnz()));
     for k in 0..b.rows() {
         let (cols, vals) = b.row(k);
-        for (&c, &v) in cols.iter().zip(vals).filter(|&(&c, _)| c as usize != k) {
-            col_indices.push(order.new_to_old[c as usize]);
-            values.push(v);
+        let color = colors[order.new_to_old[k] as usize];
+        let is_lower = |c: u32| colors[order.new_to_old[c as usize] as usize] < color;
+        for lower in [true, false] {
+            if !lower {
+                upper_start.push(col_indices.len() as u32);
+            }
+            let part = cols.iter().zip(vals).filter(|&(&c, _)| c as usize != k && is_lower(c) == lower);
+            for (&c, &v) in part {
+                col_indices.push(order.new_to_old[c as usize]);
+                values.push(v);
+            }
         }
         row_ptr.push(col_indices.len() as u32);
     }
-    Csr::from_parts_unchecked(b.rows(), b.cols(), row_ptr, col_indices, values)
+    (Csr::from_parts_unchecked(b.rows(), b.cols(), row_ptr, col_indices, values), upper_start)
 }
 
 /// One color's launch: its rows of the colored copy and lanes per row.
@@ -358,8 +371,12 @@ struct ColorLaunch {
 pub struct MulticolorSmoother<T> {
     rows: usize,
     /// The rows in color order without their diagonal: CSR arrays (the relax kernels need no
-    /// SpMV analysis).
+    /// SpMV analysis), each row's entries of lower colors first.
     off_diagonal: (CudaSlice<u32>, CudaSlice<u32>, CudaSlice<T>),
+    /// Where each row's entries of higher colors start.
+    upper_start: CudaSlice<u32>,
+    /// Each row's sum over its lower colors, from the forward sweep to the backward one.
+    lower_sum: CudaSlice<T>,
     /// a_ii in color order.
     diagonal: CudaSlice<T>,
     /// Row k of the copy is row `new_to_old[k]` of A.
@@ -375,7 +392,7 @@ pub struct MulticolorSmoother<T> {
 
 impl<T: Scalar> MulticolorSmoother<T> {
     pub fn new(gpu: &Gpu, order: &MulticolorOrder<T>) -> Result<Self> {
-        let b = rows_by_color_without_diagonal(order);
+        let (b, upper_start) = rows_by_color_without_diagonal(order);
         let mut colors = Vec::new();
         for c in order.color_offsets.windows(2) {
             let (first, count) = (c[0], c[1] - c[0]);
@@ -389,6 +406,8 @@ impl<T: Scalar> MulticolorSmoother<T> {
         Ok(MulticolorSmoother {
             rows: b.rows(),
             off_diagonal: (gpu.upload(b.row_ptr())?, gpu.upload(b.col_indices())?, gpu.upload(b.values())?),
+            upper_start: gpu.upload(&upper_start)?,
+            lower_sum: gpu.zeros(b.rows())?,
             diagonal: gpu.upload(&order.permuted.diagonal())?,
             new_to_old: gpu.upload(&order.new_to_old)?,
             colors,
@@ -485,19 +504,21 @@ impl<T: Scalar> MulticolorSmoother<T> {
         }
         let (mut col_idx, mut values) =
             (gpu.zeros::<u32>(off_nnz as usize)?, gpu.zeros::<T>(off_nnz as usize)?);
-        let mut diagonal = gpu.zeros::<T>(n)?;
-        // SAFETY: A's checked square CSR arrays, the permutations and row pointers built above
-        // (each row's extent its length less its diagonal); a warp per row.
+        let (mut diagonal, mut upper_start) = (gpu.zeros::<T>(n)?, gpu.zeros::<u32>(n)?);
+        // SAFETY: A's checked square CSR arrays, a state per row, the permutation and row
+        // pointers built above (each row's extent its length less its diagonal); a warp per row.
         unsafe {
             kernels::permute_without_diagonal(
                 gpu,
                 Launch::warp_per_item(n, 4),
                 rows,
                 &new_to_old,
+                &state,
                 &csr.row_ptr,
                 &csr.col_idx,
                 &csr.values,
                 &row_ptr,
+                &mut upper_start,
                 &mut col_idx,
                 &mut values,
                 &mut diagonal,
@@ -506,6 +527,8 @@ impl<T: Scalar> MulticolorSmoother<T> {
         Ok(MulticolorSmoother {
             rows: n,
             off_diagonal: (row_ptr, col_idx, values),
+            upper_start,
+            lower_sum: gpu.zeros(n)?,
             diagonal,
             new_to_old,
             colors: launches,
@@ -569,22 +592,28 @@ impl<T: Scalar> MulticolorSmoother<T> {
         // very values they were just computed from (the same result, to rounding).
         let last = self.colors.len() - 1;
         let (row_ptr, col_idx, values) = &self.off_diagonal;
-        for color in self.colors.iter().chain(self.colors[..last].iter().rev()) {
+        let backward = self.colors[..last].iter().rev().map(|c| (c, 0u32));
+        for (color, forward) in self.colors.iter().map(|c| (c, 1u32)).chain(backward) {
             let launch = Launch::linear(color.count as usize * color.width as usize, 128);
             // SAFETY: rows first..first + count of the colored copy without its diagonal, with
-            // their rows of A; vectors of `rows`; blocks a multiple of 32.
+            // their rows of A and the starts of their upper parts; a lower sum per row
+            // (written by the forward launch of the color before its backward one); vectors
+            // of `rows`; blocks a multiple of 32.
             unsafe {
                 kernels::relax_color(
                     queue,
                     launch,
                     color.width,
+                    forward,
                     color.first,
                     color.count,
                     &self.new_to_old,
                     row_ptr,
+                    &self.upper_start,
                     col_idx,
                     values,
                     &self.diagonal,
+                    &mut self.lower_sum,
                     r,
                     x,
                 )?;

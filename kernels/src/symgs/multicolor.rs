@@ -291,15 +291,19 @@ pub unsafe fn color_sort(
 }
 
 /// Row `new` of the colored copy without its diagonal, from row `new_to_old[new]` of A: its
-/// off-diagonal entries as they are, and a_ii into `diagonal`. Launch: a warp per row.
+/// off-diagonal entries split by color, those of lower colors first and those of higher
+/// colors from `upper_start[new]` on (each part in A's order; `state` holds each row's color
+/// in its low 32 bits), and a_ii into `diagonal`. Launch: a warp per row.
 #[gpu::kernel(T = f32 | f64)]
 pub unsafe fn permute_without_diagonal<T: Float>(
     rows: u32,
     new_to_old: *const u32,
+    state: *const u64,
     row_ptr: *const u32,
     col_idx: *const u32,
     values: *const T,
     new_row_ptr: *const u32,
+    upper_start: *mut u32,
     new_col_idx: *mut u32,
     new_values: *mut T,
     diagonal: *mut T,
@@ -311,32 +315,57 @@ pub unsafe fn permute_without_diagonal<T: Float>(
     let lane = lane_id();
     let below = (1u32 << lane) - 1;
     // SAFETY (every access): new < rows; old a row of A; j < end <= nnz; columns < rows (a
-    // square matrix); the destination of each off-diagonal entry lies in row `new`'s extent
-    // (A's row less its one diagonal entry).
+    // square matrix, a state per row); the destination of each off-diagonal entry lies in
+    // row `new`'s extent (A's row less its one diagonal entry).
     let old = unsafe { load_nc(new_to_old.add(new as usize)) };
+    let color = unsafe { *state.add(old as usize) } as u32;
     let (start, end) =
         unsafe { (load_nc(row_ptr.add(old as usize)), load_nc(row_ptr.add(old as usize + 1))) };
+    // An entry of the row: (column, whether it is a_ii, whether its column's color is lower).
+    let entry = |j: u32| {
+        if j >= end {
+            return (u32::MAX, false, false);
+        }
+        let col = unsafe { load_nc(col_idx.add(j as usize)) };
+        (col, col == old, col != old && (unsafe { *state.add(col as usize) } as u32) < color)
+    };
+    // First pass: how many entries go to the lower part.
+    let mut lower_count = 0;
+    let mut base = start;
+    while base < end {
+        lower_count += warp::ballot(entry(base + lane).2).count_ones();
+        base += WARP_SIZE;
+    }
     let destination = unsafe { load_nc(new_row_ptr.add(new as usize)) };
-    let mut diagonal_seen = 0;
+    if lane == 0 {
+        unsafe { *upper_start.add(new as usize) = destination + lower_count };
+    }
+    // Second pass: each entry to the next place of its part.
+    let (mut lower_seen, mut upper_seen) = (0, 0);
     let mut base = start;
     while base < end {
         let j = base + lane;
-        let col = if j < end { unsafe { load_nc(col_idx.add(j as usize)) } } else { u32::MAX };
-        let is_diagonal = col == old;
-        let diagonals = warp::ballot(is_diagonal);
+        let (col, is_diagonal, is_lower) = entry(j);
+        let is_upper = j < end && !is_diagonal && !is_lower;
+        let (lowers, uppers) = (warp::ballot(is_lower), warp::ballot(is_upper));
         if j < end {
             let value = unsafe { load_nc(values.add(j as usize)) };
             if is_diagonal {
                 unsafe { *diagonal.add(new as usize) = value };
             } else {
-                let to = destination + (j - start) - diagonal_seen - (diagonals & below).count_ones();
+                let to = if is_lower {
+                    destination + lower_seen + (lowers & below).count_ones()
+                } else {
+                    destination + lower_count + upper_seen + (uppers & below).count_ones()
+                };
                 unsafe {
                     *new_col_idx.add(to as usize) = col;
                     *new_values.add(to as usize) = value;
                 }
             }
         }
-        diagonal_seen += diagonals.count_ones();
+        lower_seen += lowers.count_ones();
+        upper_seen += uppers.count_ones();
         base += WARP_SIZE;
     }
 }
@@ -387,34 +416,81 @@ pub unsafe fn pattern_unsymmetric(
 /// sum_{j != i} a_ij x[j]) / a_ii` for `i = rows_of[k]`, from the copy without its diagonal
 /// (`diagonal` apart, in the copy's order; columns, r and x in A's numbering), `W` lanes per
 /// row (a power of two, 2..=32), two loads in flight per lane as in the SpMV vector kernel.
+///
+/// Each row's entries of lower colors come first, those of higher colors from
+/// `upper_start[k]`. The forward sweep (`forward != 0`) sums both parts and keeps the lower
+/// one in `lower_sum[k]`; the backward sweep reuses it and reads only the upper part: between
+/// a color's forward and backward updates no lower color changes (the backward sweep reaches
+/// them later), so the lower sum is the same, and the backward sweep reads half the matrix.
 /// Launch: `W` threads per row, blocks a multiple of 32.
 #[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, T = f32 | f64)]
 #[inline(always)]
 pub unsafe fn relax_color<T: Float, const W: u32>(
+    forward: u32,
     first: u32,
     count: u32,
     rows_of: *const u32,
     row_ptr: *const u32,
+    upper_start: *const u32,
     col_idx: *const u32,
     values: *const T,
     diagonal: *const T,
+    lower_sum: *mut T,
     r: *const T,
     x: *mut T,
 ) {
     let k = index_1d() / W;
     let lane = lane_id() % W;
-    let row = first.wrapping_add(k);
+    let row = first.wrapping_add(k) as usize;
     // Groups past the color still take part in the shuffles, with an empty row.
-    let (start, end) = if k < count {
+    let (start, split, end) = if k < count {
         // SAFETY: first + count <= rows, so row < rows.
-        unsafe { (load_nc(row_ptr.add(row as usize)), load_nc(row_ptr.add(row as usize + 1))) }
+        unsafe { (load_nc(row_ptr.add(row)), load_nc(upper_start.add(row)), load_nc(row_ptr.add(row + 1))) }
     } else {
-        (0, 0)
+        (0, 0, 0)
     };
+    // SAFETY (both): start <= split <= end <= nnz, columns < rows.
+    let upper =
+        warp::reduce_sum_groups(unsafe { group_dot::<T, W>(split, end, lane, col_idx, values, x) }, W);
+    let lower = if forward != 0 {
+        warp::reduce_sum_groups(unsafe { group_dot::<T, W>(start, split, lane, col_idx, values, x) }, W)
+    } else {
+        T::ZERO
+    };
+    if lane == 0 && k < count {
+        // SAFETY: row < rows, and rows_of[row] < rows (a permutation); only this group
+        // writes x[i] and lower_sum[row], and no row of this color reads them.
+        unsafe {
+            let lower = if forward != 0 {
+                *lower_sum.add(row) = lower;
+                lower
+            } else {
+                *lower_sum.add(row)
+            };
+            let i = load_nc(rows_of.add(row)) as usize;
+            *x.add(i) = (load_nc(r.add(i)) - lower - upper) / load_nc(diagonal.add(row));
+        }
+    }
+}
+
+/// This lane's share of `sum_j values[j] x[col_idx[j]]` over `begin..end`, lanes `W` apart,
+/// two loads of x in flight (four were slower: PERF.md).
+///
+/// # Safety
+/// `begin..end` lies in the arrays; columns are < the length of `x`. `x` may be written in
+/// the launch (other rows of the color), so it is read with plain loads.
+#[inline(always)]
+unsafe fn group_dot<T: Float, const W: u32>(
+    begin: u32,
+    end: u32,
+    lane: u32,
+    col_idx: *const u32,
+    values: *const T,
+    x: *const T,
+) -> T {
     let (mut sum0, mut sum1) = (T::ZERO, T::ZERO);
-    let mut j = start + lane;
-    // SAFETY: every j read is < end <= nnz; columns < rows. `x` is written in this launch
-    // (rows of this color), so it is read with plain loads, never the read-only path.
+    let mut j = begin + lane;
+    // SAFETY: the caller's ranges.
     unsafe {
         while j + W < end {
             let (c0, c1) = (load_nc(col_idx.add(j as usize)), load_nc(col_idx.add((j + W) as usize)));
@@ -428,13 +504,5 @@ pub unsafe fn relax_color<T: Float, const W: u32>(
             sum0 = load_nc(values.add(j as usize)).mul_add(*x.add(c0 as usize), sum0);
         }
     }
-    let sum = warp::reduce_sum_groups(sum0 + sum1, W);
-    if lane == 0 && k < count {
-        // SAFETY: row < rows, and rows_of[row] < rows (a permutation); only this group
-        // writes x[i], and no row of this color reads it.
-        unsafe {
-            let i = load_nc(rows_of.add(row as usize)) as usize;
-            *x.add(i) = (load_nc(r.add(i)) - sum) / load_nc(diagonal.add(row as usize));
-        }
-    }
+    sum0 + sum1
 }
