@@ -28,6 +28,7 @@ use rgla::spmv::BlockWarps;
 use rgla::spmv::cpu::csr_serial;
 use rgla::spmv::csr::{CsrKernel, spmv};
 use rgla::symgs::cpu::{CpuSymgs, residual_norm};
+use rgla::symgs::level_copies::LevelCopySmoother;
 use rgla::symgs::levels::LevelSmoother;
 use rgla::symgs::multicolor::{ColoringMethod, MulticolorSmoother};
 use rgla::symgs::pcg::{PcgOptions, pcg_cpu, pcg_gpu};
@@ -174,28 +175,46 @@ fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &C
         );
         smoothers.push((Box::new(levels), level_notes.clone()));
         smoothers.push((Box::new(LevelSmoother::new(gpu, &m).unwrap().use_graph(true)), level_notes));
+        // Level copies only where the levels are few enough (they say so otherwise).
+        match LevelCopySmoother::new(gpu, &m) {
+            Ok(copies) => {
+                let notes = format!(
+                    "levels={}+{}, rows copied level by level",
+                    copies.level_counts().0,
+                    copies.level_counts().1
+                );
+                smoothers.push((Box::new(copies), notes));
+            }
+            Err(e) => eprintln!("symgs: level-copies on {name}: {e}"),
+        }
     }
     // The sync-free smoother: done flags (as specified) or the value as the signal, with
     // 64 warps per SM (full) or fewer in flight, and rows of 32 lanes or fewer (several rows of
     // a level per warp).
     if selected("sync-free") {
         let default_lanes = SyncFreeSmoother::new(gpu, &m).unwrap().lanes_per_row();
-        for (signal, warps_per_sm, lanes) in [
-            (Signal::DoneFlags, 64, default_lanes),
-            (Signal::Value, 64, 32),
-            (Signal::Value, 64, 16),
-            (Signal::Value, 64, 8),
-            (Signal::Value, 64, 4),
-            (Signal::Value, 16, default_lanes),
+        // (signal, warps per SM, lanes per row, slots per warp and ticket over wide levels)
+        for (signal, warps_per_sm, lanes, batch) in [
+            (Signal::DoneFlags, 64, default_lanes, 2),
+            (Signal::Value, 64, 32, 2),
+            (Signal::Value, 64, 16, 2),
+            (Signal::Value, 64, 8, 2),
+            (Signal::Value, 64, 4, 2),
+            (Signal::Value, 64, default_lanes, 1),
+            (Signal::Value, 64, default_lanes, 4),
+            (Signal::Value, 64, default_lanes, 8),
+            (Signal::Value, 16, default_lanes, 2),
         ] {
+            let in_flight = gpu.props().sm_count as usize * warps_per_sm as usize;
             let smoother = SyncFreeSmoother::new(gpu, &m)
                 .and_then(|s| {
                     s.with_signal(signal).with_warps_per_sm(warps_per_sm).with_lanes_per_row(gpu, lanes)
                 })
+                .map(|s| if batch == 2 { s } else { s.with_batches(in_flight, batch) })
                 .unwrap();
             let notes = format!(
                 "signal={signal:?}, {warps_per_sm} warps per SM, {lanes} lanes per row{}, rows in level order, \
-                 2 slots per warp over wide levels",
+                 {batch} slots per warp over wide levels",
                 if lanes == default_lanes { " (the default)" } else { "" }
             );
             smoothers.push((Box::new(smoother), notes));

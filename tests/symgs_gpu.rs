@@ -1,5 +1,5 @@
 //! SymGS on the GPU: every exact-order smoother (the GPU101 report's ready/done flags, level
-//! scheduling with and without a CUDA graph, sync-free, cuSPARSE SpSV) against the sequential
+//! scheduling with and without a CUDA graph and on level copies, sync-free, cuSPARSE SpSV) against the sequential
 //! CPU sweep, f64 and f32, also over a second sweep and in the report's variant; the GPU level
 //! analysis against the CPU one; the GPU coloring (proper, compact, the greedy coloring in its
 //! priority order); multicolor against its CPU reference (a CUDA graph or plain launches) and
@@ -11,6 +11,7 @@ use common::{gpu, random_vec, real_matrices};
 use rgla::gpu::CudaSlice;
 use rgla::sparse::{Csr, GenSpec, generate};
 use rgla::symgs::cpu::{CpuSymgs, checked_diagonal, residual_norm};
+use rgla::symgs::level_copies::{LevelCopySmoother, MAX_LEVELS};
 use rgla::symgs::levels::{LevelSmoother, levels_cpu, levels_gpu};
 use rgla::symgs::multicolor::{
     ColoringMethod, MulticolorOrder, MulticolorSmoother, ROW_ORDER_ROUNDS, color, greedy_coloring,
@@ -77,7 +78,7 @@ fn exact_order_smoothers<'a, T: Scalar>(
     let levels_from_host = LevelSmoother::with_levels(gpu, m, forward, backward).unwrap();
     let (forward, backward) = host_levels();
     let sync_free_from_host = SyncFreeSmoother::with_levels(gpu, m, forward, backward).unwrap();
-    vec![
+    let mut smoothers: Vec<Box<dyn Smoother<T> + 'a>> = vec![
         Box::new(ReadyDoneSmoother::new(gpu, m).unwrap()),
         Box::new(LevelSmoother::new(gpu, m).unwrap()),
         Box::new(LevelSmoother::new(gpu, m).unwrap().use_graph(true)),
@@ -110,7 +111,19 @@ fn exact_order_smoothers<'a, T: Scalar>(
                 .unwrap(),
         ),
         Box::new(CusparseSymgs::new(gpu, lib, m, a).unwrap()),
-    ]
+    ];
+    // Level copies refuse matrices of too many levels and unsymmetric patterns, with an error
+    // that says so.
+    match LevelCopySmoother::new(gpu, m) {
+        Ok(s) => smoothers.push(Box::new(s)),
+        Err(e) => {
+            let message = e.to_string();
+            let refused = message.contains(&format!("(at most {MAX_LEVELS})"))
+                || message.contains("need a structurally symmetric matrix");
+            assert!(refused, "{message}");
+        }
+    }
+    smoothers
 }
 
 /// Two sweeps on the GPU against two on the CPU, checked after each (the second reuses the

@@ -4,6 +4,8 @@
 //! - [`cpu`]: the sequential references (general, and the GPU101 report's variant).
 //! - [`ready_done`]: the report's GPU algorithm (ready/done flags, a host loop): the baseline.
 //! - [`levels`]: level scheduling, one launch per level, optionally one CUDA graph per sweep.
+//! - [`level_copies`]: level scheduling on copies of the matrix grouped by level (few, wide
+//!   levels: a renumbered mesh).
 //! - [`sync_free`]: one launch per sweep direction, rows waiting on per-row done flags (or,
 //!   faster, on the values themselves).
 //! - [`multicolor`]: a *different* smoother (rows reordered by color, colored on the GPU), one
@@ -16,6 +18,7 @@
 //! `kernels/src/symgs/mod.rs`), which keeps them exact for unsymmetric patterns too.
 
 pub mod cpu;
+pub mod level_copies;
 pub mod levels;
 pub mod multicolor;
 pub mod pcg;
@@ -47,17 +50,18 @@ impl<T: Scalar> SymgsMatrix<T> {
 
     /// Checks that r and x have one value per row.
     pub(crate) fn check_vectors(&self, r: Option<&CudaSlice<T>>, x: &CudaSlice<T>) -> Result<()> {
-        let r_len = r.map_or(self.rows, |r| r.len());
-        if r_len != self.rows || x.len() != self.rows {
-            return Err(Error::InvalidInput(format!(
-                "SymGS on {} rows needs r and x of {} values, got r {r_len} and x {}",
-                self.rows,
-                self.rows,
-                x.len()
-            )));
-        }
-        Ok(())
+        check_lengths(self.rows, r.map_or(self.rows, |r| r.len()), x.len())
     }
+}
+
+/// Checks that r and x (of `r_len` and `x_len` values) have one value per row.
+pub(crate) fn check_lengths(rows: usize, r_len: usize, x_len: usize) -> Result<()> {
+    if r_len != rows || x_len != rows {
+        return Err(Error::InvalidInput(format!(
+            "SymGS on {rows} rows needs r and x of {rows} values, got r {r_len} and x {x_len}"
+        )));
+    }
+    Ok(())
 }
 
 /// A GPU smoother: one symmetric sweep at a time, queued on the GPU's stream.

@@ -32,7 +32,7 @@
 use rayon::prelude::*;
 
 use super::cpu::{CpuSymgs, check_vector, checked_diagonal};
-use super::{Smoother, SymgsMatrix};
+use super::{Smoother, SymgsMatrix, check_lengths};
 use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::gpu::{CudaSlice, Gpu, GraphReplay, Launch, Queue};
@@ -159,6 +159,32 @@ fn check_square(rows: usize, cols: usize) -> Result<()> {
     Ok(())
 }
 
+/// Whether every stored a_ij (i != j) of the square pattern on the device (`n` rows, columns
+/// sorted within rows) has a stored a_ji.
+pub(crate) fn pattern_symmetric(
+    gpu: &Gpu,
+    n: usize,
+    row_ptr: &CudaSlice<u32>,
+    col_idx: &CudaSlice<u32>,
+) -> Result<bool> {
+    if n == 0 {
+        return Ok(true);
+    }
+    let mut unsymmetric = gpu.zeros::<u32>(1)?;
+    // SAFETY: a valid square CSR pattern of n rows, one flag.
+    unsafe {
+        kernels::pattern_unsymmetric(
+            gpu,
+            Launch::linear(n, 256),
+            n as u32,
+            row_ptr,
+            col_idx,
+            &mut unsymmetric,
+        )?
+    };
+    Ok(gpu.download(&unsymmetric)?[0] == 0)
+}
+
 /// Jones-Plassmann on the GPU on a pattern on the device: each row's state (its color in the
 /// low 32 bits) and the number of colors. `transpose` gives A^T's pattern (row pointers,
 /// columns), asked for only when the GPU finds the pattern unsymmetric.
@@ -176,10 +202,7 @@ fn jones_plassmann_states(
     }
     let rows = n as u32;
     let launch = Launch::linear(n, 256);
-    let mut unsymmetric = gpu.zeros::<u32>(1)?;
-    // SAFETY: a valid square CSR pattern of `rows` rows, one flag.
-    unsafe { kernels::pattern_unsymmetric(gpu, launch, rows, row_ptr, col_idx, &mut unsymmetric)? };
-    let transpose = if gpu.download(&unsymmetric)?[0] != 0 {
+    let transpose = if !pattern_symmetric(gpu, n, row_ptr, col_idx)? {
         let (t_row_ptr, t_col_idx) = transpose()?;
         Some((gpu.upload(&t_row_ptr)?, gpu.upload(&t_col_idx)?))
     } else {
@@ -357,43 +380,131 @@ fn rows_by_color_without_diagonal<T: Scalar>(order: &MulticolorOrder<T>) -> (Csr
     (Csr::from_parts_unchecked(b.rows(), b.cols(), row_ptr, col_indices, values), upper_start)
 }
 
-/// One color's launch: its rows of the colored copy and lanes per row.
-struct ColorLaunch {
+/// Each row's coloring state on the device (its color in the low 32 bits) and the number of
+/// colors: Jones-Plassmann on the GPU, or the greedy coloring on the host from the downloaded
+/// pattern.
+fn color_states<T: Scalar>(
+    gpu: &Gpu,
+    m: &SymgsMatrix<T>,
+    method: ColoringMethod,
+) -> Result<(CudaSlice<u64>, usize)> {
+    let (n, csr) = (m.rows, &m.csr);
+    let host_pattern = || -> Result<Csr<f32>> {
+        let (row_ptr, col_idx) = (gpu.download(&csr.row_ptr)?, gpu.download(&csr.col_idx)?);
+        let values = vec![0.0; col_idx.len()];
+        Ok(Csr::from_parts_unchecked(n, n, row_ptr, col_idx, values))
+    };
+    if method == ColoringMethod::Greedy {
+        let coloring = greedy_coloring(&host_pattern()?);
+        let state: Vec<u64> = coloring.colors.iter().map(|&c| c as u64).collect();
+        return Ok((gpu.upload(&state)?, coloring.count));
+    }
+    let degree_first = method == ColoringMethod::JonesPlassmann;
+    jones_plassmann_states(gpu, n, &csr.row_ptr, &csr.col_idx, degree_first, || {
+        let t = host_pattern()?.transpose();
+        Ok((t.row_ptr().to_vec(), t.col_indices().to_vec()))
+    })
+}
+
+/// The stable counting sort of the rows by color on the GPU (see `kernels::color_sort`): the
+/// permutation (row k of the copy is row `new_to_old[k]` of A), the copy's row pointers
+/// (rows without their diagonal), and each nonempty color's launch.
+fn sort_by_color<T: Scalar>(
+    gpu: &Gpu,
+    m: &SymgsMatrix<T>,
+    state: &CudaSlice<u64>,
+    colors: usize,
+) -> Result<(CudaSlice<u32>, CudaSlice<u32>, Vec<GroupLaunch>)> {
+    let (n, csr) = (m.rows, &m.csr);
+    let rows = n as u32;
+    let off_nnz = u32::try_from(csr.nnz - n).expect("DeviceCsr keeps nnz in u32");
+    let chunks = n.div_ceil(CHUNK_ROWS as usize);
+    let sort = Launch::linear(chunks * 32, 32).shared(8 * colors);
+    let (mut row_base, mut nnz_base) =
+        (gpu.zeros::<u32>(colors * chunks)?, gpu.zeros::<u32>(colors * chunks)?);
+    let mut new_to_old = gpu.zeros::<u32>(n)?;
+    let mut row_ptr = gpu.zeros::<u32>(n + 1)?;
+    for place in [0, 1] {
+        if place == 1 {
+            // Exclusive prefix sums, color-major: where each chunk's rows of each color start,
+            // and their nonzeros.
+            for base in [&mut row_base, &mut nnz_base] {
+                let mut counts = gpu.download(base)?;
+                let mut sum = 0u32;
+                for c in counts.iter_mut() {
+                    (*c, sum) = (sum, sum + *c);
+                }
+                gpu.upload_into(&counts, base)?;
+            }
+        }
+        // SAFETY: a state per row with colors < `colors`, A's row pointers, counters of
+        // `colors` x `chunks`, a permutation of n and row pointers of n + 1; a warp per chunk
+        // with 8 * colors shared bytes.
+        unsafe {
+            kernels::color_sort(
+                gpu,
+                sort,
+                place,
+                rows,
+                colors as u32,
+                CHUNK_ROWS,
+                off_nnz,
+                state,
+                &csr.row_ptr,
+                &mut row_base,
+                &mut nnz_base,
+                &mut new_to_old,
+                &mut row_ptr,
+            )?;
+        }
+    }
+    // Each color's first row and first nonzero: the prefix sums at its first chunk.
+    let (row_starts, nnz_starts) = (gpu.download(&row_base)?, gpu.download(&nnz_base)?);
+    let start_of = |c: usize| {
+        if c < colors { (row_starts[c * chunks], nnz_starts[c * chunks]) } else { (rows, off_nnz) }
+    };
+    let mut launches = Vec::new();
+    for c in 0..colors {
+        let ((first, nnz_first), (end, nnz_end)) = (start_of(c), start_of(c + 1));
+        if end > first {
+            let width = CsrPlan::width_for((nnz_end - nnz_first) as f64 / (end - first) as f64);
+            launches.push(GroupLaunch { first, count: end - first, width });
+        }
+    }
+    Ok((new_to_old, row_ptr, launches))
+}
+
+/// One group's launch (a color, or a level): its rows of the copy and lanes per row.
+pub(crate) struct GroupLaunch {
     first: u32,
     count: u32,
     width: u32,
 }
 
-/// The multicolor smoother on the GPU: its own copy of the matrix with the rows in color
-/// order, the columns and the vectors in the caller's numbering (no gather or scatter of r
-/// and x, and a structured matrix keeps the locality of its x reads), the diagonal apart (a
-/// row's update then reads neither a_ii nor its own old value).
-pub struct MulticolorSmoother<T> {
-    rows: usize,
-    /// The rows in color order without their diagonal: CSR arrays (the relax kernels need no
-    /// SpMV analysis), each row's entries of lower colors first.
+/// A copy of the matrix with its rows grouped (by color here, by level in
+/// [`super::level_copies`]), each group's rows independent of each other, without the
+/// diagonal (a row's update then reads neither a_ii nor its own old value), the columns and
+/// the vectors in the caller's numbering (no gather or scatter of r and x, and a structured
+/// matrix keeps the locality of its x reads). Each row's entries of lower groups come first.
+pub(crate) struct GroupedCopy<T> {
+    /// The rows in group order without their diagonal: CSR arrays (the relax kernels need no
+    /// SpMV analysis).
     off_diagonal: (CudaSlice<u32>, CudaSlice<u32>, CudaSlice<T>),
-    /// Where each row's entries of higher colors start.
+    /// Where each row's entries of higher groups start.
     upper_start: CudaSlice<u32>,
-    /// Each row's sum over its lower colors, from the forward sweep to the backward one.
-    lower_sum: CudaSlice<T>,
-    /// a_ii in color order.
+    /// a_ii in group order.
     diagonal: CudaSlice<T>,
     /// Row k of the copy is row `new_to_old[k]` of A.
     new_to_old: CudaSlice<u32>,
-    colors: Vec<ColorLaunch>,
-    method: Option<ColoringMethod>,
-    /// Lanes per row set by [`MulticolorSmoother::with_lanes_per_row`].
-    fixed_lanes: Option<u32>,
-    use_graph: bool,
-    /// The captured sweep, keyed by the addresses of r and x.
-    graph: GraphReplay<(u64, u64)>,
+    /// The nonempty groups in order.
+    groups: Vec<GroupLaunch>,
 }
 
-impl<T: Scalar> MulticolorSmoother<T> {
-    pub fn new(gpu: &Gpu, order: &MulticolorOrder<T>) -> Result<Self> {
+impl<T: Scalar> GroupedCopy<T> {
+    /// From a host-renumbered order.
+    fn from_order(gpu: &Gpu, order: &MulticolorOrder<T>) -> Result<Self> {
         let (b, upper_start) = rows_by_color_without_diagonal(order);
-        let mut colors = Vec::new();
+        let mut groups = Vec::new();
         for c in order.color_offsets.windows(2) {
             let (first, count) = (c[0], c[1] - c[0]);
             if count == 0 {
@@ -401,107 +512,33 @@ impl<T: Scalar> MulticolorSmoother<T> {
             }
             let nnz = b.row_ptr()[c[1] as usize] - b.row_ptr()[c[0] as usize];
             let width = CsrPlan::width_for(nnz as f64 / count as f64);
-            colors.push(ColorLaunch { first, count, width });
+            groups.push(GroupLaunch { first, count, width });
         }
-        Ok(MulticolorSmoother {
-            rows: b.rows(),
+        Ok(GroupedCopy {
             off_diagonal: (gpu.upload(b.row_ptr())?, gpu.upload(b.col_indices())?, gpu.upload(b.values())?),
             upper_start: gpu.upload(&upper_start)?,
-            lower_sum: gpu.zeros(b.rows())?,
             diagonal: gpu.upload(&order.permuted.diagonal())?,
             new_to_old: gpu.upload(&order.new_to_old)?,
-            colors,
-            method: order.method,
-            fixed_lanes: None,
-            use_graph: true,
-            graph: GraphReplay::default(),
+            groups,
         })
     }
 
-    /// Colors the matrix with `method` and sorts its rows by color on the GPU, from the copy
-    /// the exact-order smoothers and PCG use: a counting sort ([`CHUNK_ROWS`] rows per warp,
-    /// stable within each color, as [`MulticolorOrder::new`] orders them), then each row
-    /// copied to its place without its diagonal. Only the per-color counts of each chunk make
-    /// the round trip to the host (for their prefix sums); the greedy coloring is computed on
-    /// the host from the downloaded pattern. Each row's entries keep A's order, so the sums
-    /// may round differently from those of a smoother built from a [`MulticolorOrder`].
-    pub fn from_matrix(gpu: &Gpu, m: &SymgsMatrix<T>, method: ColoringMethod) -> Result<Self> {
+    /// On the GPU from the uploaded matrix, the rows grouped by `state` (each row's group in
+    /// its low 32 bits, below `group_count`): a counting sort ([`CHUNK_ROWS`] rows per warp,
+    /// stable within each group, as [`MulticolorOrder::new`] orders them), then each row
+    /// copied to its place without its diagonal. Only the per-group counts of each chunk make
+    /// the round trip to the host (for their prefix sums). Each row's entries keep A's order
+    /// within their part, so the sums may round differently from those of a copy built from
+    /// a [`MulticolorOrder`].
+    pub(crate) fn sorted(
+        gpu: &Gpu,
+        m: &SymgsMatrix<T>,
+        state: &CudaSlice<u64>,
+        group_count: usize,
+    ) -> Result<Self> {
         let (n, csr) = (m.rows, &m.csr);
-        let host_pattern = || -> Result<Csr<f32>> {
-            let (row_ptr, col_idx) = (gpu.download(&csr.row_ptr)?, gpu.download(&csr.col_idx)?);
-            let values = vec![0.0; col_idx.len()];
-            Ok(Csr::from_parts_unchecked(n, n, row_ptr, col_idx, values))
-        };
-        let (state, colors) = match method {
-            ColoringMethod::Greedy => {
-                let coloring = greedy_coloring(&host_pattern()?);
-                let state: Vec<u64> = coloring.colors.iter().map(|&c| c as u64).collect();
-                (gpu.upload(&state)?, coloring.count)
-            }
-            _ => {
-                let degree_first = method == ColoringMethod::JonesPlassmann;
-                jones_plassmann_states(gpu, n, &csr.row_ptr, &csr.col_idx, degree_first, || {
-                    let t = host_pattern()?.transpose();
-                    Ok((t.row_ptr().to_vec(), t.col_indices().to_vec()))
-                })?
-            }
-        };
-        let rows = n as u32;
         let off_nnz = u32::try_from(csr.nnz - n).expect("DeviceCsr keeps nnz in u32");
-        let chunks = n.div_ceil(CHUNK_ROWS as usize);
-        let sort = Launch::linear(chunks * 32, 32).shared(8 * colors);
-        let (mut row_base, mut nnz_base) =
-            (gpu.zeros::<u32>(colors * chunks)?, gpu.zeros::<u32>(colors * chunks)?);
-        let mut new_to_old = gpu.zeros::<u32>(n)?;
-        let mut row_ptr = gpu.zeros::<u32>(n + 1)?;
-        let colors_u32 = colors as u32;
-        for place in [0, 1] {
-            if place == 1 {
-                // Exclusive prefix sums, color-major: where each chunk's rows of each color
-                // start, and their nonzeros.
-                for base in [&mut row_base, &mut nnz_base] {
-                    let mut counts = gpu.download(base)?;
-                    let mut sum = 0u32;
-                    for c in counts.iter_mut() {
-                        (*c, sum) = (sum, sum + *c);
-                    }
-                    gpu.upload_into(&counts, base)?;
-                }
-            }
-            // SAFETY: a state per row with colors < `colors`, A's row pointers, counters of
-            // `colors` x `chunks`, permutations of n and row pointers of n + 1; a warp per
-            // chunk with 8 * colors shared bytes.
-            unsafe {
-                kernels::color_sort(
-                    gpu,
-                    sort,
-                    place,
-                    rows,
-                    colors_u32,
-                    CHUNK_ROWS,
-                    off_nnz,
-                    &state,
-                    &csr.row_ptr,
-                    &mut row_base,
-                    &mut nnz_base,
-                    &mut new_to_old,
-                    &mut row_ptr,
-                )?;
-            }
-        }
-        // Each color's first row and first nonzero: the prefix sums at its first chunk.
-        let (row_starts, nnz_starts) = (gpu.download(&row_base)?, gpu.download(&nnz_base)?);
-        let start_of = |c: usize| {
-            if c < colors { (row_starts[c * chunks], nnz_starts[c * chunks]) } else { (rows, off_nnz) }
-        };
-        let mut launches = Vec::new();
-        for c in 0..colors {
-            let ((first, nnz_first), (end, nnz_end)) = (start_of(c), start_of(c + 1));
-            if end > first {
-                let width = CsrPlan::width_for((nnz_end - nnz_first) as f64 / (end - first) as f64);
-                launches.push(ColorLaunch { first, count: end - first, width });
-            }
-        }
+        let (new_to_old, row_ptr, groups) = sort_by_color(gpu, m, state, group_count)?;
         let (mut col_idx, mut values) =
             (gpu.zeros::<u32>(off_nnz as usize)?, gpu.zeros::<T>(off_nnz as usize)?);
         let (mut diagonal, mut upper_start) = (gpu.zeros::<T>(n)?, gpu.zeros::<u32>(n)?);
@@ -511,9 +548,9 @@ impl<T: Scalar> MulticolorSmoother<T> {
             kernels::permute_without_diagonal(
                 gpu,
                 Launch::warp_per_item(n, 4),
-                rows,
+                n as u32,
                 &new_to_old,
-                &state,
+                state,
                 &csr.row_ptr,
                 &csr.col_idx,
                 &csr.values,
@@ -524,24 +561,106 @@ impl<T: Scalar> MulticolorSmoother<T> {
                 &mut diagonal,
             )?;
         }
-        Ok(MulticolorSmoother {
-            rows: n,
+        Ok(GroupedCopy {
             off_diagonal: (row_ptr, col_idx, values),
             upper_start,
-            lower_sum: gpu.zeros(n)?,
             diagonal,
             new_to_old,
-            colors: launches,
-            method: Some(method),
+            groups,
+        })
+    }
+
+    pub(crate) fn groups(&self) -> &[GroupLaunch] {
+        &self.groups
+    }
+
+    /// Queues the update of one group's rows, x in place (`kernels::relax_color`): with
+    /// `forward` 1 from all their entries, keeping each row's sum over lower groups in
+    /// `lower_sum`; with 0 from that sum and their entries of higher groups.
+    pub(crate) fn queue_group(
+        &self,
+        queue: Queue<'_>,
+        group: &GroupLaunch,
+        forward: u32,
+        lower_sum: &mut CudaSlice<T>,
+        r: &CudaSlice<T>,
+        x: &mut CudaSlice<T>,
+    ) -> Result<()> {
+        let launch = Launch::linear(group.count as usize * group.width as usize, 128);
+        let (row_ptr, col_idx, values) = &self.off_diagonal;
+        // SAFETY: rows first..first + count of the copy without its diagonal, with their rows
+        // of A and the starts of their upper parts; a lower sum per row (written by a forward
+        // launch before any backward one reads it); vectors of the copy's rows; blocks a
+        // multiple of 32.
+        unsafe {
+            kernels::relax_color(
+                queue,
+                launch,
+                group.width,
+                forward,
+                group.first,
+                group.count,
+                &self.new_to_old,
+                row_ptr,
+                &self.upper_start,
+                col_idx,
+                values,
+                &self.diagonal,
+                lower_sum,
+                r,
+                x,
+            )
+        }
+    }
+}
+
+/// The multicolor smoother on the GPU: its own copy of the matrix with the rows in color
+/// order ([`GroupedCopy`]). The forward sweep keeps each row's sum over its lower colors,
+/// which no launch changes before the row's backward update, so the backward sweep reads only
+/// the upper parts.
+pub struct MulticolorSmoother<T> {
+    rows: usize,
+    copy: GroupedCopy<T>,
+    /// Each row's sum over its lower colors, from the forward sweep to the backward one.
+    lower_sum: CudaSlice<T>,
+    method: Option<ColoringMethod>,
+    /// Lanes per row set by [`MulticolorSmoother::with_lanes_per_row`].
+    fixed_lanes: Option<u32>,
+    use_graph: bool,
+    /// The captured sweep, keyed by the addresses of r and x.
+    graph: GraphReplay<(u64, u64)>,
+}
+
+impl<T: Scalar> MulticolorSmoother<T> {
+    fn with_copy(gpu: &Gpu, copy: GroupedCopy<T>, method: Option<ColoringMethod>) -> Result<Self> {
+        let rows = copy.new_to_old.len();
+        Ok(MulticolorSmoother {
+            rows,
+            copy,
+            lower_sum: gpu.zeros(rows)?,
+            method,
             fixed_lanes: None,
             use_graph: true,
             graph: GraphReplay::default(),
         })
     }
 
+    /// From a host-renumbered order (uploaded).
+    pub fn new(gpu: &Gpu, order: &MulticolorOrder<T>) -> Result<Self> {
+        Self::with_copy(gpu, GroupedCopy::from_order(gpu, order)?, order.method)
+    }
+
+    /// Colors the matrix with `method` and sorts its rows by color on the GPU, from the copy
+    /// the exact-order smoothers and PCG use ([`GroupedCopy::sorted`]); the greedy coloring is
+    /// computed on the host from the downloaded pattern.
+    pub fn from_matrix(gpu: &Gpu, m: &SymgsMatrix<T>, method: ColoringMethod) -> Result<Self> {
+        let (state, colors) = color_states(gpu, m, method)?;
+        Self::with_copy(gpu, GroupedCopy::sorted(gpu, m, &state, colors)?, Some(method))
+    }
+
     /// Row k of the colored copy is row `new_to_old[k]` of A.
     pub fn new_to_old(&self, gpu: &Gpu) -> Result<Vec<u32>> {
-        gpu.download(&self.new_to_old)
+        gpu.download(&self.copy.new_to_old)
     }
 
     /// Uploads `a`, colors it on the GPU (the default [`ColoringMethod`]) and sorts it by color there.
@@ -569,7 +688,7 @@ impl<T: Scalar> MulticolorSmoother<T> {
                 "multicolor lanes per row must be 2, 4, 8, 16 or 32, got {lanes}"
             )));
         }
-        self.colors.iter_mut().for_each(|c| c.width = lanes);
+        self.copy.groups.iter_mut().for_each(|c| c.width = lanes);
         self.fixed_lanes = Some(lanes);
         self.graph = GraphReplay::default();
         Ok(self)
@@ -577,12 +696,12 @@ impl<T: Scalar> MulticolorSmoother<T> {
 
     /// Colors (nonempty ones; launches per half-sweep).
     pub fn colors(&self) -> usize {
-        self.colors.len()
+        self.copy.groups.len()
     }
 
     /// Lanes per row of each color's launch.
     pub fn widths(&self) -> Vec<u32> {
-        self.colors.iter().map(|c| c.width).collect()
+        self.copy.groups.iter().map(|c| c.width).collect()
     }
 
     /// Queues a whole sweep: the colors forward and back, x updated in place.
@@ -590,34 +709,10 @@ impl<T: Scalar> MulticolorSmoother<T> {
         // Backward from the second-to-last color: the rows of one color do not read each
         // other, so relaxing the last color again at once would recompute its rows from the
         // very values they were just computed from (the same result, to rounding).
-        let last = self.colors.len() - 1;
-        let (row_ptr, col_idx, values) = &self.off_diagonal;
-        let backward = self.colors[..last].iter().rev().map(|c| (c, 0u32));
-        for (color, forward) in self.colors.iter().map(|c| (c, 1u32)).chain(backward) {
-            let launch = Launch::linear(color.count as usize * color.width as usize, 128);
-            // SAFETY: rows first..first + count of the colored copy without its diagonal, with
-            // their rows of A and the starts of their upper parts; a lower sum per row
-            // (written by the forward launch of the color before its backward one); vectors
-            // of `rows`; blocks a multiple of 32.
-            unsafe {
-                kernels::relax_color(
-                    queue,
-                    launch,
-                    color.width,
-                    forward,
-                    color.first,
-                    color.count,
-                    &self.new_to_old,
-                    row_ptr,
-                    &self.upper_start,
-                    col_idx,
-                    values,
-                    &self.diagonal,
-                    &mut self.lower_sum,
-                    r,
-                    x,
-                )?;
-            }
+        let colors = self.copy.groups();
+        let backward = colors[..colors.len() - 1].iter().rev().map(|c| (c, 0u32));
+        for (color, forward) in colors.iter().map(|c| (c, 1u32)).chain(backward) {
+            self.copy.queue_group(queue, color, forward, &mut self.lower_sum, r, x)?;
         }
         Ok(())
     }
@@ -639,15 +734,7 @@ impl<T: Scalar> Smoother<T> for MulticolorSmoother<T> {
     }
 
     fn sweep(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
-        if r.len() != self.rows || x.len() != self.rows {
-            return Err(Error::InvalidInput(format!(
-                "SymGS on {} rows needs r and x of {} values, got r {} and x {}",
-                self.rows,
-                self.rows,
-                r.len(),
-                x.len()
-            )));
-        }
+        check_lengths(self.rows, r.len(), x.len())?;
         if self.rows == 0 {
             return Ok(());
         }

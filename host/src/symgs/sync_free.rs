@@ -1,7 +1,7 @@
 //! The sync-free smoother: one launch per sweep direction. Blocks take rows from an atomic
 //! ticket, a warp slot each (a row, or on short rows in wide levels 4 rows of 8 lanes; two
-//! slots a warp in wide levels), and wait on the rows they depend on, so a sweep costs the longest dependency chain instead of a launch per
-//! level. A finished row signals through a done flag (release store; waiters poll, then
+//! slots a warp in wide levels), and wait on the rows they depend on, so a sweep costs the
+//! longest dependency chain instead of a launch per level. A finished row signals through a done flag (release store; waiters poll, then
 //! acquire), as specified, or through its value itself ([`Signal::Value`]: one load per
 //! hand-over, no fence). Waits are bounded: one that lasts [`SyncFreeSmoother::timeout_ns`]
 //! makes the sweep an error, never a hang (see `kernels/src/symgs/sync_free.rs` for why no
@@ -245,8 +245,8 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
     }
 
     /// Gives each row `lanes` lanes (a power of two, 1..=32; default from the row lengths and
-    /// levels, [`default_lanes_per_row`]): a warp then holds `32 / lanes` rows of one level at once.
-    /// Any width gives the same result.
+    /// levels, [`default_lanes_per_row`]): a warp then holds `32 / lanes` rows of one level at
+    /// once. Any width gives the same result.
     pub fn with_lanes_per_row(mut self, gpu: &Gpu, lanes: u32) -> Result<Self> {
         if !lanes.is_power_of_two() || lanes > WARP_SIZE {
             return Err(Error::InvalidInput(format!(
