@@ -56,8 +56,8 @@ struct SymgsArgs {
     /// A generator spec, e.g. `stencil27:64x64x64`, `random:rows=100000,nnz_per_row=9,spd=true`.
     #[arg(long)]
     generate: Option<String>,
-    /// `cpu`, `ready-done` (the GPU101 report), `levels`, `levels-graph`, `sync-free`,
-    /// `sync-free-values`, `multicolor` (a different smoother, replayed from a CUDA graph),
+    /// `cpu`, `ready-done` (the GPU101 report), `levels`, `levels-graph`, `level-copies` (few
+    /// wide levels, symmetric patterns), `sync-free`, `sync-free-values`, `multicolor` (a different smoother, replayed from a CUDA graph),
     /// `multicolor-launches` (the same, launched kernel by kernel), `cusparse`; for pcg also
     /// `none`.
     #[arg(long, default_value = "levels-graph")]
@@ -506,6 +506,7 @@ fn run_gemm<T: Scalar + CublasGemm>(args: &GemmArgs) -> Result<()> {
 /// `symgs` (sweeps) or, with `pcg`, a preconditioned CG solve, on A x = A 1 from x = 0.
 fn symgs<T: Scalar>(args: &SymgsArgs, pcg: bool) -> Result<()> {
     use rgla::symgs::cpu::{CpuSymgs, residual_norm};
+    use rgla::symgs::level_copies::LevelCopySmoother;
     use rgla::symgs::levels::LevelSmoother;
     use rgla::symgs::multicolor::{ColoringMethod, MulticolorSmoother};
     use rgla::symgs::pcg::{PcgOptions, pcg_cpu, pcg_gpu};
@@ -551,6 +552,7 @@ fn symgs<T: Scalar>(args: &SymgsArgs, pcg: bool) -> Result<()> {
         "ready-done" => Some(Box::new(ReadyDoneSmoother::new(&gpu, &matrix)?)),
         "levels" => Some(Box::new(LevelSmoother::new(&gpu, &matrix)?)),
         "levels-graph" => Some(Box::new(LevelSmoother::new(&gpu, &matrix)?.use_graph(true))),
+        "level-copies" => Some(Box::new(LevelCopySmoother::new(&gpu, &matrix)?)),
         "sync-free" => Some(Box::new(SyncFreeSmoother::new(&gpu, &matrix)?)),
         "sync-free-values" => {
             Some(Box::new(SyncFreeSmoother::new(&gpu, &matrix)?.with_signal(Signal::Value)))
