@@ -192,26 +192,30 @@ fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &C
     // 64 warps per SM (full) or fewer in flight, and rows of 32 lanes or fewer (several rows of
     // a level per warp).
     if selected("sync-free") {
-        let default_lanes = SyncFreeSmoother::new(gpu, &m).unwrap().lanes_per_row();
-        // (signal, warps per SM, lanes per row, slots per warp and ticket over wide levels)
+        // (signal, warps per SM, lanes per row (None: the default), slots per warp and ticket
+        // over wide levels)
         for (signal, warps_per_sm, lanes, batch) in [
-            (Signal::DoneFlags, 64, default_lanes, 2),
-            (Signal::Value, 64, 32, 2),
-            (Signal::Value, 64, 16, 2),
-            (Signal::Value, 64, 8, 2),
-            (Signal::Value, 64, 4, 2),
-            (Signal::Value, 64, default_lanes, 1),
-            (Signal::Value, 64, default_lanes, 4),
-            (Signal::Value, 64, default_lanes, 8),
-            (Signal::Value, 16, default_lanes, 2),
+            (Signal::DoneFlags, 64, None, 2),
+            (Signal::Value, 64, Some(32), 2),
+            (Signal::Value, 64, Some(16), 2),
+            (Signal::Value, 64, Some(8), 2),
+            (Signal::Value, 64, Some(4), 2),
+            (Signal::Value, 64, None, 1),
+            (Signal::Value, 64, None, 4),
+            (Signal::Value, 64, None, 8),
+            (Signal::Value, 16, None, 2),
         ] {
             let in_flight = gpu.props().sm_count as usize * warps_per_sm as usize;
-            let smoother = SyncFreeSmoother::new(gpu, &m)
-                .and_then(|s| {
-                    s.with_signal(signal).with_warps_per_sm(warps_per_sm).with_lanes_per_row(gpu, lanes)
-                })
-                .map(|s| if batch == 2 { s } else { s.with_batches(in_flight, batch) })
-                .unwrap();
+            let mut smoother =
+                SyncFreeSmoother::new(gpu, &m).unwrap().with_signal(signal).with_warps_per_sm(warps_per_sm);
+            let default_lanes = smoother.lanes_per_row();
+            if let Some(lanes) = lanes {
+                smoother = smoother.with_lanes_per_row(gpu, lanes).unwrap();
+            }
+            if batch != 2 {
+                smoother = smoother.with_batches(in_flight, batch);
+            }
+            let lanes = smoother.lanes_per_row();
             let notes = format!(
                 "signal={signal:?}, {warps_per_sm} warps per SM, {lanes} lanes per row{}, rows in level order, \
                  {batch} slots per warp over wide levels",

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{gpu, random_vec};
+use common::{gpu, random_vec, sm90_gpu};
 use rgla::kernels::device_tests as kernels;
 use rgla::{Error, Launch};
 
@@ -273,14 +273,7 @@ fn async_copies_land_with_zero_fill() {
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn dmma_m16n8k8_fragments_multiply() {
-    let gpu = gpu();
-    if gpu.ptx_arch() < 90 {
-        eprintln!(
-            "SKIPPED dmma_m16n8k8_fragments_multiply: needs sm_90, this GPU runs the sm_{} PTX",
-            gpu.ptx_arch()
-        );
-        return;
-    }
+    let Some(gpu) = sm90_gpu("dmma_m16n8k8_fragments_multiply") else { return };
     // Small integers: every product and sum is exact, so the check is equality.
     let a: Vec<f64> = (0..128).map(|i| ((i * 7) % 11) as f64 - 5.0).collect();
     let b: Vec<f64> = (0..64).map(|i| ((i * 5) % 9) as f64 - 4.0).collect();

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::gpu;
+use common::{gpu, sm90_gpu};
 use rgla::dense::DenseMatrix;
 use rgla::gemm::update::UpdateKernel;
 use rgla::solve::blocked::{BlockedLu, PANEL_WIDTHS, PanelExchange};
@@ -251,11 +251,10 @@ fn mixed_and_irs(gpu: &Gpu, a: &DenseMatrix<f64>, b: &[f64]) -> ((Vec<f64>, Refi
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn mixed_solve_refines_to_the_f64_threshold() {
-    let gpu = gpu();
-    if gpu.ptx_arch() < 90 {
-        eprintln!("SKIPPED: the mixed solve's TF32 update needs an sm_90 GPU");
+    let Some(gpu) = sm90_gpu("mixed_solve_refines_to_the_f64_threshold (the mixed solve's TF32 update)")
+    else {
         return;
-    }
+    };
     // Sizes around the panel width and not multiples of it; random and diagonally dominant.
     for n in [1, 2, 63, 64, 65, 129, 1000, 2049, 4097] {
         for dominant in [false, true] {
@@ -313,11 +312,11 @@ fn conditioned(n: usize, condition: f64, seed: u64) -> DenseMatrix<f64> {
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn mixed_solve_falls_back_on_ill_conditioned_matrices() {
-    let gpu = gpu();
-    if gpu.ptx_arch() < 90 {
-        eprintln!("SKIPPED: the mixed solve's TF32 update needs an sm_90 GPU");
+    let Some(gpu) =
+        sm90_gpu("mixed_solve_falls_back_on_ill_conditioned_matrices (the mixed solve's TF32 update)")
+    else {
         return;
-    }
+    };
     for n in [300, 1000] {
         let a = conditioned(n, 1e12, n as u64);
         let x_true: Vec<f64> = (0..n).map(|i| (i as f64).cos()).collect();

@@ -14,6 +14,17 @@ pub fn gpu() -> Gpu {
     Gpu::new().unwrap_or_else(|e| panic!("this GPU test needs a CUDA GPU: {e}"))
 }
 
+/// The GPU, if it runs the sm_90 PTX (Hopper-only kernels); otherwise None, and the test
+/// `what` is reported as skipped.
+pub fn sm90_gpu(what: &str) -> Option<Gpu> {
+    let gpu = gpu();
+    if gpu.ptx_arch() < 90 {
+        eprintln!("SKIPPED {what}: needs sm_90, this GPU runs the sm_{} PTX", gpu.ptx_arch());
+        return None;
+    }
+    Some(gpu)
+}
+
 /// `len` random values in [-1, 1) from a fixed seed.
 pub fn random_vec<T: rgla::Scalar>(len: usize, seed: u64) -> Vec<T> {
     let mut rng = StdRng::seed_from_u64(seed);

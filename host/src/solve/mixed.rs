@@ -7,10 +7,9 @@
 //! first), x += d in f64, until the backward error ||r|| / (||A|| ||x|| + ||b||) is below
 //! sqrt(n) eps, cuSOLVER's criterion for its refinement solver (where progress stops before
 //! that, it is enough to be below the f64 solve's threshold, [`backward_error_bound`]). Each
-//! step shrinks the error by about
-//! cond(A) times the factors' relative error; where that is not below one (an
-//! ill-conditioned A, or a matrix singular in f32), refinement stalls, and the solver falls
-//! back to the f64 blocked LU by itself and says so in its [`Refinement`].
+//! step shrinks the error by about cond(A) times the factors' relative error; where that is
+//! not below one (an ill-conditioned A, or a matrix singular in f32), refinement stalls, and
+//! the solver falls back to the f64 blocked LU by itself and says so in its [`Refinement`].
 
 use super::blocked::BlockedLu;
 use super::{backward_error_bound, backward_error_of_norms, check_gpu_size};

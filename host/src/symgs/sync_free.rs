@@ -253,6 +253,9 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
                 "lanes per row must be a power of two up to 32, got {lanes}"
             )));
         }
+        if lanes == self.lanes_per_row {
+            return Ok(self);
+        }
         let [forward, backward] = &self.levels;
         (self.forward_order, self.backward_order) =
             Self::orders(gpu, self.matrix, [forward, backward], lanes)?;
