@@ -2,6 +2,8 @@
 //! the vendor library's) and print its time, GFLOPS and error against the CPU reference.
 //! Errors go to stderr with a non-zero exit code.
 
+mod dist;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -14,6 +16,7 @@ use rgla::spmv::bsr::{BsrKernel, DeviceBsr};
 use rgla::spmv::csr::{CsrKernel, DeviceCsr};
 use rgla::spmv::hll::{DeviceHll, HllKernel};
 use rgla::spmv::{BlockWarps, bsr, cpu, csr, hll};
+use rgla::symgs::{Smoother, SymgsMatrix};
 use rgla::vendor::cublas::{Cublas, CublasGemm};
 use rgla::vendor::cusparse::{Cusparse, CusparseSpmv, SpmvAlg};
 use rgla::verify::compare;
@@ -49,7 +52,7 @@ enum Command {
 }
 
 #[derive(clap::Args)]
-struct SymgsArgs {
+pub(crate) struct SymgsArgs {
     /// A Matrix Market file (square, with a full nonzero diagonal).
     #[arg(long, conflicts_with = "generate", required_unless_present = "generate")]
     matrix: Option<PathBuf>,
@@ -81,6 +84,8 @@ struct SymgsArgs {
     /// falls (multicolor); pcg: fail unless it converges.
     #[arg(long)]
     verify: bool,
+    #[command(flatten)]
+    dist: dist::DistArgs,
 }
 
 #[derive(clap::Args)]
@@ -149,6 +154,8 @@ struct SpmvArgs {
     /// List the kernel names and exit.
     #[arg(long)]
     list: bool,
+    #[command(flatten)]
+    dist: dist::DistArgs,
 }
 
 #[derive(clap::Args)]
@@ -277,6 +284,9 @@ fn spmv<T: Scalar>(args: &SpmvArgs) -> Result<()> {
     let x = rgla::sparse::generate::vector_1_to_5::<T>(a.cols(), 1);
     let mut reference = vec![T::ZERO; a.rows()];
     cpu::csr_serial(&a, &x, &mut reference)?;
+    if args.dist.active() {
+        return dist::spmv(&args.dist, &name, &a, &x, &reference, args.runs, args.verify);
+    }
     let (time_ms, y) =
         if args.kernel.starts_with("cpu-") { spmv_cpu(args, &a, &x)? } else { spmv_gpu(args, &a, &x)? };
     let gflops = 2.0 * a.nnz() as f64 / (time_ms * 1e6);
@@ -302,7 +312,7 @@ fn format_name(format: Format) -> &'static str {
 }
 
 /// Prints the error against the reference; with `verify`, an error when it is out of tolerance.
-fn report_error<T: Scalar, U: Into<f64> + Copy>(
+pub(crate) fn report_error<T: Scalar, U: Into<f64> + Copy>(
     verify: bool,
     y: &[T],
     reference: &[U],
@@ -506,14 +516,7 @@ fn run_gemm<T: Scalar + CublasGemm>(args: &GemmArgs) -> Result<()> {
 /// `symgs` (sweeps) or, with `pcg`, a preconditioned CG solve, on A x = A 1 from x = 0.
 fn symgs<T: Scalar>(args: &SymgsArgs, pcg: bool) -> Result<()> {
     use rgla::symgs::cpu::{CpuSymgs, residual_norm};
-    use rgla::symgs::level_copies::LevelCopySmoother;
-    use rgla::symgs::levels::LevelSmoother;
-    use rgla::symgs::multicolor::{ColoringMethod, MulticolorSmoother};
     use rgla::symgs::pcg::{PcgOptions, pcg_cpu, pcg_gpu};
-    use rgla::symgs::ready_done::ReadyDoneSmoother;
-    use rgla::symgs::sync_free::{Signal, SyncFreeSmoother};
-    use rgla::symgs::{Smoother, SymgsMatrix};
-    use rgla::vendor::cusparse_spsv::CusparseSymgs;
 
     let (name, a) = match (&args.generate, &args.matrix) {
         (Some(spec), _) => {
@@ -544,39 +547,16 @@ fn symgs<T: Scalar>(args: &SymgsArgs, pcg: bool) -> Result<()> {
         return Ok(());
     }
 
+    if args.dist.active() {
+        if !pcg {
+            return Err(Error::InvalidInput("--gpus, --parts and --world apply to spmv and pcg".into()));
+        }
+        return dist::pcg(&args.dist, &a, &r, args, options);
+    }
     let gpu = Gpu::new()?;
     let matrix = SymgsMatrix::upload(&gpu, &a)?;
     let lib = Cusparse::new(&gpu)?;
-    let mut smoother: Option<Box<dyn Smoother<T> + '_>> = match args.variant.as_str() {
-        "none" if pcg => None,
-        "ready-done" => Some(Box::new(ReadyDoneSmoother::new(&gpu, &matrix)?)),
-        "levels" => Some(Box::new(LevelSmoother::new(&gpu, &matrix)?)),
-        "levels-graph" => Some(Box::new(LevelSmoother::new(&gpu, &matrix)?.use_graph(true))),
-        "level-copies" => Some(Box::new(LevelCopySmoother::new(&gpu, &matrix)?)),
-        "sync-free" => Some(Box::new(SyncFreeSmoother::new(&gpu, &matrix)?)),
-        "sync-free-values" => {
-            Some(Box::new(SyncFreeSmoother::new(&gpu, &matrix)?.with_signal(Signal::Value)))
-        }
-        "multicolor" | "multicolor-launches" => {
-            let method = ColoringMethod::from_name(&args.coloring).ok_or_else(|| {
-                Error::InvalidInput(format!("unknown coloring `{}` (jp, jp-random, greedy)", args.coloring))
-            })?;
-            let started = std::time::Instant::now();
-            let smoother = MulticolorSmoother::from_matrix(&gpu, &matrix, method)?;
-            gpu.synchronize()?;
-            println!(
-                "  {} colors ({}), colored and sorted by color in {:.1} ms",
-                smoother.colors(),
-                method.name(),
-                started.elapsed().as_secs_f64() * 1e3
-            );
-            Some(Box::new(smoother.use_graph(args.variant == "multicolor")))
-        }
-        "cusparse" => Some(Box::new(CusparseSymgs::new(&gpu, &lib, &matrix, &a)?)),
-        other => {
-            return Err(Error::InvalidInput(format!("unknown SymGS variant `{other}` (rgla symgs --help)")));
-        }
-    };
+    let mut smoother = smoother(&gpu, &lib, &matrix, &a, args, pcg)?;
     let dr = gpu.upload(&r)?;
     let mut dx = gpu.zeros::<T>(a.rows())?;
     if pcg {
@@ -608,7 +588,53 @@ fn symgs<T: Scalar>(args: &SymgsArgs, pcg: bool) -> Result<()> {
     }
 }
 
-fn print_pcg(report: &rgla::symgs::pcg::PcgReport, verify: bool) -> Result<()> {
+/// The smoother `--variant` names, on `matrix` (uploaded from `a`); None for `none` in pcg.
+pub(crate) fn smoother<'m, T: Scalar>(
+    gpu: &Gpu,
+    lib: &'m Cusparse,
+    matrix: &'m SymgsMatrix<T>,
+    a: &Csr<T>,
+    args: &SymgsArgs,
+    pcg: bool,
+) -> Result<Option<Box<dyn Smoother<T> + 'm>>> {
+    use rgla::symgs::level_copies::LevelCopySmoother;
+    use rgla::symgs::levels::LevelSmoother;
+    use rgla::symgs::multicolor::{ColoringMethod, MulticolorSmoother};
+    use rgla::symgs::ready_done::ReadyDoneSmoother;
+    use rgla::symgs::sync_free::{Signal, SyncFreeSmoother};
+    use rgla::vendor::cusparse_spsv::CusparseSymgs;
+
+    Ok(match args.variant.as_str() {
+        "none" if pcg => None,
+        "ready-done" => Some(Box::new(ReadyDoneSmoother::new(gpu, matrix)?)),
+        "levels" => Some(Box::new(LevelSmoother::new(gpu, matrix)?)),
+        "levels-graph" => Some(Box::new(LevelSmoother::new(gpu, matrix)?.use_graph(true))),
+        "level-copies" => Some(Box::new(LevelCopySmoother::new(gpu, matrix)?)),
+        "sync-free" => Some(Box::new(SyncFreeSmoother::new(gpu, matrix)?)),
+        "sync-free-values" => Some(Box::new(SyncFreeSmoother::new(gpu, matrix)?.with_signal(Signal::Value))),
+        "multicolor" | "multicolor-launches" => {
+            let method = ColoringMethod::from_name(&args.coloring).ok_or_else(|| {
+                Error::InvalidInput(format!("unknown coloring `{}` (jp, jp-random, greedy)", args.coloring))
+            })?;
+            let started = std::time::Instant::now();
+            let smoother = MulticolorSmoother::from_matrix(gpu, matrix, method)?;
+            gpu.synchronize()?;
+            println!(
+                "  {} colors ({}), colored and sorted by color in {:.1} ms",
+                smoother.colors(),
+                method.name(),
+                started.elapsed().as_secs_f64() * 1e3
+            );
+            Some(Box::new(smoother.use_graph(args.variant == "multicolor")))
+        }
+        "cusparse" => Some(Box::new(CusparseSymgs::new(gpu, lib, matrix, a)?)),
+        other => {
+            return Err(Error::InvalidInput(format!("unknown SymGS variant `{other}` (rgla symgs --help)")));
+        }
+    })
+}
+
+pub(crate) fn print_pcg(report: &rgla::symgs::pcg::PcgReport, verify: bool) -> Result<()> {
     let rgla::symgs::pcg::PcgReport { iterations, relative_residual, converged, time_ms } = *report;
     println!(
         "  {iterations} iterations, relative residual {relative_residual:.3e}, {time_ms:.2} ms, converged: {converged}"

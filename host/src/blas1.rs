@@ -80,9 +80,17 @@ impl<T: Scalar> Dot<T> {
 
     /// `x . y`, waiting for it.
     pub fn run(&mut self, gpu: &Gpu, x: &CudaSlice<T>, y: &CudaSlice<T>) -> Result<T> {
+        let result = self.queue(gpu, x, y)?;
+        Ok(gpu.download(result)?[0])
+    }
+
+    /// Queues `x . y` without waiting: the result, one value, is left in the buffer returned
+    /// (to be summed over GPUs before it is read).
+    pub fn queue(&mut self, gpu: &Gpu, x: &CudaSlice<T>, y: &CudaSlice<T>) -> Result<&mut CudaSlice<T>> {
         let n = checked_len("dot", x, y)?;
         if n == 0 {
-            return Ok(T::ZERO);
+            gpu.memset_zeros(&mut self.result)?;
+            return Ok(&mut self.result);
         }
         let blocks = grid_stride_blocks(gpu, n).min(self.partials.len());
         let count = blocks as u32;
@@ -100,7 +108,7 @@ impl<T: Scalar> Dot<T> {
                 &mut self.result,
             )?;
         }
-        Ok(gpu.download(&self.result)?[0])
+        Ok(&mut self.result)
     }
 }
 

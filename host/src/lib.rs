@@ -59,6 +59,7 @@
 pub mod bench;
 pub mod blas1;
 pub mod dense;
+pub mod dist;
 pub mod error;
 pub mod gemm;
 pub mod gpu;

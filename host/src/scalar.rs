@@ -5,6 +5,7 @@
 /// launches them for either.
 pub trait Scalar:
     cudarc::driver::DeviceRepr
+    + cudarc::nccl::NcclType
     + cudarc::driver::ValidAsZeroBits
     + Copy
     + Default

@@ -19,6 +19,7 @@
 pub mod blas1;
 pub mod device;
 pub mod device_tests;
+pub mod dist;
 pub mod examples;
 pub mod gemm;
 pub mod solve;

@@ -4,7 +4,7 @@
 //! Layout: `bundle/tests/*` and `bundle/benches/*` (stripped executables with the PTX
 //! embedded), `bundle/examples/*`, `bundle/bin/*` (the CLI, and xtask for `xtask report`),
 //! `bundle/run-gpu-tests.sh`, `bundle/run-examples.sh`,
-//! `bundle/run-bench.sh`, `bundle/COMMIT`.
+//! `bundle/run-bench.sh`, `bundle/run-scaling.sh`, `bundle/COMMIT`.
 
 use std::fs;
 
@@ -35,11 +35,14 @@ pub fn run() -> Result<()> {
             total += fs::copy(path, dir.join(name)).with_context(|| format!("copying {}", path.display()))?;
         }
     }
-    for (name, text) in
-        [("run-gpu-tests.sh", RUN_GPU_TESTS), ("run-examples.sh", RUN_EXAMPLES), ("run-bench.sh", RUN_BENCH)]
-    {
+    for (name, text) in [
+        ("run-gpu-tests.sh", RUN_GPU_TESTS),
+        ("run-examples.sh", RUN_EXAMPLES),
+        ("run-bench.sh", RUN_BENCH),
+        ("run-scaling.sh", RUN_SCALING),
+    ] {
         let script = bundle.join(name);
-        fs::write(&script, text)?;
+        fs::write(&script, text.replace("#@LIBRARIES@\n", LIBRARIES))?;
         set_executable(&script)?;
     }
     fs::write(bundle.join("COMMIT"), format!("{}\n", git_commit()))?;
@@ -64,14 +67,28 @@ pub fn run() -> Result<()> {
     Ok(())
 }
 
+/// Where each script finds the libraries loaded at run time.
+const LIBRARIES: &str = r#"# cuSPARSE, cuBLAS and cuSOLVER are loaded at run time: find a CUDA toolkit's copies too.
+[ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# So is NCCL (the distributed product and PCG): NCCL_LIBRARY, else the Python packages' copy
+# (nvidia-nccl-cu13), linked under the name the loader looks for. NVLink multicast stays off.
+nccl="${NCCL_LIBRARY:-$(python3 -c 'import glob, nvidia.nccl; print(glob.glob(list(nvidia.nccl.__path__)[0] + "/lib/libnccl.so*")[0])' 2>/dev/null)}"
+if [ -f "$nccl" ]; then
+    mkdir -p /tmp/rgla-nccl && ln -sf "$nccl" /tmp/rgla-nccl/libnccl.so
+    export LD_LIBRARY_PATH="/tmp/rgla-nccl:$LD_LIBRARY_PATH"
+fi
+export NCCL_NVLS_ENABLE=0
+"#;
+
 const RUN_GPU_TESTS: &str = r#"#!/bin/sh
 # Runs every test executable of the bundle with the GPU tests included (--include-ignored),
 # from the repository root (tests read tests/data), and prints a summary last.
 # Usage: bundle/run-gpu-tests.sh [filter]     (TEST_THREADS sets the threads per binary)
 cd "$(dirname "$0")/.." || exit 2
-# cuSPARSE, cuBLAS and cuSOLVER are loaded at run time: find a CUDA toolkit's copies too.
-[ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+#@LIBRARIES@
 export RGLA_TEST_DATA="$PWD/tests/data"
+# The GPU machines have NCCL: its tests fail rather than skip without it.
+export RGLA_REQUIRE_NCCL=1
 log="${OUT:-/tmp}/gpu-tests.log"
 : > "$log"
 echo "commit $(cat bundle/COMMIT); GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo 'nvidia-smi not found')"
@@ -101,7 +118,7 @@ const RUN_EXAMPLES: &str = r#"#!/bin/sh
 # Runs the examples as a user would (each prints its verified results) and checks that a
 # problem too large for the machine fails at once with a message; a summary line last.
 cd "$(dirname "$0")/.." || exit 2
-[ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+#@LIBRARIES@
 echo "commit $(cat bundle/COMMIT); GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo 'nvidia-smi not found')"
 failed=""
 run() {
@@ -132,8 +149,7 @@ const RUN_BENCH: &str = r#"#!/bin/sh
 # ${OUT:-/tmp}/bench-report; criterion: ${OUT:-/tmp}/criterion. RGLA_BENCH_MATRICES, a folder
 # of Matrix Market files, passes through to the benches.
 cd "$(dirname "$0")/.." || exit 2
-# cuSPARSE, cuBLAS and cuSOLVER are loaded at run time: find a CUDA toolkit's copies too.
-[ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+#@LIBRARIES@
 quick=0; only=""
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -176,4 +192,52 @@ for b in $selected; do
 done
 bundle/bin/xtask report --results "$results" --out "$out/bench-report" || exit 1
 [ "$failed" = 0 ]
+"#;
+
+const RUN_SCALING: &str = r#"#!/bin/sh
+# Scaling over the GPUs of this machine through NCCL, each result verified: weak scaling of
+# PCG (stencil27 128^3 per GPU, multicolor SymGS on each part) and strong scaling of SpMV
+# (stencil27 256^3), with a thread per GPU; then both on every GPU with a process per GPU.
+# Compare the "ms per iteration" and "ms (median" figures across GPU counts.
+# Usage: bundle/run-scaling.sh [largest GPU count]
+cd "$(dirname "$0")/.." || exit 2
+#@LIBRARIES@
+present=$(nvidia-smi -L | wc -l)
+largest=${1:-$present}
+echo "commit $(cat bundle/COMMIT); $present GPUs: $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | tr -s ' ')"
+failed=""
+run() {
+    echo "\$ $*"
+    "$@" || failed="$failed [$*]"
+}
+# `processes N rgla-arguments`: N processes, rank r on GPU r, the NCCL id shared in a file.
+processes() {
+    n=$1; shift
+    id="/tmp/rgla-nccl-id.$$.$n"
+    echo "\$ rgla $* --world $n --rank R --nccl-id $id    (R = 0..$((n - 1)), a process each)"
+    pids=""
+    for r in $(seq 0 $((n - 1))); do
+        bundle/bin/rgla "$@" --world "$n" --rank "$r" --nccl-id "$id" > "/tmp/rgla-rank-$r.log" 2>&1 &
+        pids="$pids $!"
+    done
+    for p in $pids; do wait "$p" || failed="$failed [process $p of: $*]"; done
+    cat /tmp/rgla-rank-0.log
+    for r in $(seq 1 $((n - 1))); do echo "  rank $r: $(tail -n 1 "/tmp/rgla-rank-$r.log")"; done
+    rm -f "$id"
+}
+weak() { echo "pcg --generate stencil27:128x128x$((128 * $1)) --variant multicolor --verify"; }
+for g in 1 2 4 8; do
+    [ "$g" -le "$largest" ] || break
+    run bundle/bin/rgla $(weak "$g") --gpus "$g"
+done
+for g in 1 2 4 8; do
+    [ "$g" -le "$largest" ] || break
+    run bundle/bin/rgla spmv --generate stencil27:256 --runs 50 --verify --gpus "$g"
+done
+if [ "$largest" -ge 2 ]; then
+    processes "$largest" $(weak "$largest")
+    processes "$largest" spmv --generate stencil27:256 --runs 50 --verify
+fi
+echo "scaling: ${failed:-all verified}${failed:+ failed:$failed}"
+[ -z "$failed" ]
 "#;

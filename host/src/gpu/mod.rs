@@ -58,11 +58,8 @@ impl Gpu {
 
     /// The GPU with the given index; errors say whether the driver or the device is missing.
     pub fn with_ordinal(ordinal: usize) -> Result<Gpu> {
-        if !driver_present() {
-            return Err(Error::NoDriver);
-        }
-        let count = CudaContext::device_count().map_err(|e| Error::NoDevice(e.to_string()))?;
-        if ordinal >= count as usize {
+        let count = device_count()?;
+        if ordinal >= count {
             return Err(Error::NoDevice(format!("device {ordinal} asked for, {count} present")));
         }
         let ctx = CudaContext::new(ordinal).map_err(|e| Error::NoDevice(e.to_string()))?;
@@ -286,6 +283,14 @@ pub fn as_f64<T: 'static>(buffer: &CudaSlice<T>) -> Option<&CudaSlice<f64>> {
 /// As [`as_f64`], for a buffer written to.
 pub fn as_f64_mut<T: 'static>(buffer: &mut CudaSlice<T>) -> Option<&mut CudaSlice<f64>> {
     (buffer as &mut dyn std::any::Any).downcast_mut()
+}
+
+/// How many GPUs the driver sees.
+pub fn device_count() -> Result<usize> {
+    if !driver_present() {
+        return Err(Error::NoDriver);
+    }
+    CudaContext::device_count().map(|n| n as usize).map_err(|e| Error::NoDevice(e.to_string()))
 }
 
 /// Whether the CUDA driver library can be loaded (checked before cudarc, which would panic).

@@ -42,11 +42,6 @@ pub struct PcgReport {
     pub time_ms: f64,
 }
 
-/// `x . y` on the GPU, as f64 for the host's scalar arithmetic.
-fn dot64<T: Scalar>(dot: &mut Dot<T>, gpu: &Gpu, x: &CudaSlice<T>, y: &CudaSlice<T>) -> Result<f64> {
-    Ok(dot.run(gpu, x, y)?.into())
-}
-
 /// The error for p.Ap <= 0 or r.z <= 0: A (or the preconditioner) is not SPD.
 fn breakdown(what: &str, value: f64, iteration: usize) -> Error {
     Error::InvalidInput(format!(
@@ -54,12 +49,125 @@ fn breakdown(what: &str, value: f64, iteration: usize) -> Error {
     ))
 }
 
+/// What conjugate gradients does with vectors of one kind (host vectors, one GPU's, a
+/// distributed one's), so that one loop ([`conjugate_gradients`]) serves them all.
+pub(crate) trait CgSpace {
+    type Vector;
+    fn zeros(&self) -> Result<Self::Vector>;
+    fn copy(&self, src: &Self::Vector, dst: &mut Self::Vector) -> Result<()>;
+    /// y = A x.
+    fn spmv(&mut self, x: &Self::Vector, y: &mut Self::Vector) -> Result<()>;
+    fn dot(&mut self, x: &Self::Vector, y: &Self::Vector) -> Result<f64>;
+    /// y = a x + y.
+    fn axpy(&self, a: f64, x: &Self::Vector, y: &mut Self::Vector) -> Result<()>;
+    /// y = x + b y.
+    fn xpay(&self, x: &Self::Vector, b: f64, y: &mut Self::Vector) -> Result<()>;
+    /// z = M^-1 r (one sweep from zero, or a copy without a preconditioner).
+    fn precondition(&mut self, r: &Self::Vector, z: &mut Self::Vector) -> Result<()>;
+    /// Waits for queued work.
+    fn finish(&self) -> Result<()>;
+}
+
+/// Preconditioned CG on A x = b from the x given, in any [`CgSpace`].
+pub(crate) fn conjugate_gradients<S: CgSpace>(
+    space: &mut S,
+    b: &S::Vector,
+    x: &mut S::Vector,
+    options: PcgOptions,
+) -> Result<PcgReport> {
+    let start = Instant::now();
+    let (mut r, mut z, mut p, mut ap) = (space.zeros()?, space.zeros()?, space.zeros()?, space.zeros()?);
+    // r = b - A x
+    space.spmv(x, &mut ap)?;
+    space.copy(b, &mut r)?;
+    space.axpy(-1.0, &ap, &mut r)?;
+    let norm_b = space.dot(b, b)?.sqrt();
+    let scale = if norm_b > 0.0 { norm_b } else { 1.0 };
+    let mut residual = space.dot(&r, &r)?.sqrt() / scale;
+    space.precondition(&r, &mut z)?;
+    space.copy(&z, &mut p)?;
+    let mut rz = space.dot(&r, &z)?;
+    let mut iterations = 0;
+    while residual > options.tolerance && iterations < options.max_iterations {
+        iterations += 1;
+        space.spmv(&p, &mut ap)?;
+        let pap = space.dot(&p, &ap)?;
+        if !pap.is_finite() || pap <= 0.0 {
+            return Err(breakdown("p.Ap", pap, iterations));
+        }
+        let alpha = rz / pap;
+        space.axpy(alpha, &p, x)?;
+        space.axpy(-alpha, &ap, &mut r)?;
+        residual = space.dot(&r, &r)?.sqrt() / scale;
+        if residual <= options.tolerance {
+            break;
+        }
+        space.precondition(&r, &mut z)?;
+        let rz_next = space.dot(&r, &z)?;
+        if !rz_next.is_finite() || rz_next <= 0.0 {
+            return Err(breakdown("r.z", rz_next, iterations));
+        }
+        space.xpay(&z, rz_next / rz, &mut p)?;
+        rz = rz_next;
+    }
+    space.finish()?;
+    Ok(PcgReport {
+        iterations,
+        relative_residual: residual,
+        converged: residual <= options.tolerance,
+        time_ms: start.elapsed().as_secs_f64() * 1e3,
+    })
+}
+
+/// One GPU's vectors: A's adaptive SpMV and the smoother given.
+struct GpuSpace<'a, 's, T> {
+    gpu: &'a Gpu,
+    a: &'a DeviceCsr<T>,
+    smoother: Option<&'a mut (dyn Smoother<T> + 's)>,
+    dot: Dot<T>,
+}
+
+impl<T: Scalar> CgSpace for GpuSpace<'_, '_, T> {
+    type Vector = CudaSlice<T>;
+    fn zeros(&self) -> Result<CudaSlice<T>> {
+        self.gpu.zeros(self.a.rows)
+    }
+    fn copy(&self, src: &CudaSlice<T>, dst: &mut CudaSlice<T>) -> Result<()> {
+        self.gpu.copy(src, dst)
+    }
+    fn spmv(&mut self, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+        spmv(self.gpu, self.a, CsrKernel::Adaptive, BlockWarps::DEFAULT, x, y)
+    }
+    fn dot(&mut self, x: &CudaSlice<T>, y: &CudaSlice<T>) -> Result<f64> {
+        Ok(self.dot.run(self.gpu, x, y)?.into())
+    }
+    fn axpy(&self, a: f64, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+        axpy(self.gpu, T::from_f64(a), x, y)
+    }
+    fn xpay(&self, x: &CudaSlice<T>, b: f64, y: &mut CudaSlice<T>) -> Result<()> {
+        xpay(self.gpu, x, T::from_f64(b), y)
+    }
+    fn precondition(&mut self, r: &CudaSlice<T>, z: &mut CudaSlice<T>) -> Result<()> {
+        match self.smoother.as_deref_mut() {
+            Some(m) => {
+                self.gpu.memset_zeros(z)?;
+                m.sweep(self.gpu, r, z)
+            }
+            None => self.gpu.copy(r, z),
+        }
+    }
+    fn finish(&self) -> Result<()> {
+        self.gpu.synchronize()
+    }
+}
+
 /// Solves A x = b on the GPU from the x given. `smoother` preconditions with one sweep from
-/// zero (None: plain CG); it must be built on the same matrix as `a`.
+/// zero (None: plain CG); it is built on A, or on a matrix of A's size that approximates it
+/// (block Jacobi: A's diagonal blocks).
 pub fn pcg_gpu<T: Scalar>(
     gpu: &Gpu,
     a: &DeviceCsr<T>,
-    mut smoother: Option<&mut (dyn Smoother<T> + '_)>,
+    smoother: Option<&mut (dyn Smoother<T> + '_)>,
     b: &CudaSlice<T>,
     x: &mut CudaSlice<T>,
     options: PcgOptions,
@@ -74,60 +182,51 @@ pub fn pcg_gpu<T: Scalar>(
             x.len()
         )));
     }
-    let start = Instant::now();
-    let warps = BlockWarps::DEFAULT;
-    let mut dot = Dot::new(gpu)?;
-    let (mut r, mut z, mut p, mut ap) =
-        (gpu.zeros::<T>(n)?, gpu.zeros::<T>(n)?, gpu.zeros::<T>(n)?, gpu.zeros::<T>(n)?);
-    // r = b - A x
-    spmv(gpu, a, CsrKernel::Adaptive, warps, x, &mut ap)?;
-    gpu.copy(b, &mut r)?;
-    axpy(gpu, T::from_f64(-1.0), &ap, &mut r)?;
-    let norm_b = dot64(&mut dot, gpu, b, b)?.sqrt();
-    let scale = if norm_b > 0.0 { norm_b } else { 1.0 };
-    let mut residual = dot64(&mut dot, gpu, &r, &r)?.sqrt() / scale;
-    let mut precondition = |gpu: &Gpu, r: &CudaSlice<T>, z: &mut CudaSlice<T>| -> Result<()> {
-        match smoother.as_deref_mut() {
-            Some(m) => {
-                gpu.memset_zeros(z)?;
-                m.sweep(gpu, r, z)
-            }
-            None => gpu.copy(r, z),
-        }
-    };
-    precondition(gpu, &r, &mut z)?;
-    gpu.copy(&z, &mut p)?;
-    let mut rz = dot64(&mut dot, gpu, &r, &z)?;
-    let mut iterations = 0;
-    while residual > options.tolerance && iterations < options.max_iterations {
-        iterations += 1;
-        spmv(gpu, a, CsrKernel::Adaptive, warps, &p, &mut ap)?;
-        let pap = dot64(&mut dot, gpu, &p, &ap)?;
-        if !pap.is_finite() || pap <= 0.0 {
-            return Err(breakdown("p.Ap", pap, iterations));
-        }
-        let alpha = rz / pap;
-        axpy(gpu, T::from_f64(alpha), &p, x)?;
-        axpy(gpu, T::from_f64(-alpha), &ap, &mut r)?;
-        residual = dot64(&mut dot, gpu, &r, &r)?.sqrt() / scale;
-        if residual <= options.tolerance {
-            break;
-        }
-        precondition(gpu, &r, &mut z)?;
-        let rz_next = dot64(&mut dot, gpu, &r, &z)?;
-        if !rz_next.is_finite() || rz_next <= 0.0 {
-            return Err(breakdown("r.z", rz_next, iterations));
-        }
-        xpay(gpu, &z, T::from_f64(rz_next / rz), &mut p)?;
-        rz = rz_next;
+    let mut space = GpuSpace { gpu, a, smoother, dot: Dot::new(gpu)? };
+    conjugate_gradients(&mut space, b, x, options)
+}
+
+/// Host vectors: the serial SpMV and, when `smoother` is given, the sequential sweep.
+struct CpuSpace<'a, T> {
+    a: &'a Csr<T>,
+    smoother: Option<CpuSymgs<'a, T>>,
+}
+
+impl<T: Scalar> CgSpace for CpuSpace<'_, T> {
+    type Vector = Vec<T>;
+    fn zeros(&self) -> Result<Vec<T>> {
+        Ok(vec![T::ZERO; self.a.rows()])
     }
-    gpu.synchronize()?;
-    Ok(PcgReport {
-        iterations,
-        relative_residual: residual,
-        converged: residual <= options.tolerance,
-        time_ms: start.elapsed().as_secs_f64() * 1e3,
-    })
+    fn copy(&self, src: &Vec<T>, dst: &mut Vec<T>) -> Result<()> {
+        dst.copy_from_slice(src);
+        Ok(())
+    }
+    fn spmv(&mut self, x: &Vec<T>, y: &mut Vec<T>) -> Result<()> {
+        csr_serial(self.a, x, y)
+    }
+    fn dot(&mut self, x: &Vec<T>, y: &Vec<T>) -> Result<f64> {
+        Ok(dot_cpu(x, y))
+    }
+    fn axpy(&self, a: f64, x: &Vec<T>, y: &mut Vec<T>) -> Result<()> {
+        axpy_cpu(T::from_f64(a), x, y);
+        Ok(())
+    }
+    fn xpay(&self, x: &Vec<T>, b: f64, y: &mut Vec<T>) -> Result<()> {
+        xpay_cpu(x, T::from_f64(b), y);
+        Ok(())
+    }
+    fn precondition(&mut self, r: &Vec<T>, z: &mut Vec<T>) -> Result<()> {
+        match &self.smoother {
+            Some(m) => {
+                z.iter_mut().for_each(|v| *v = T::ZERO);
+                m.sweep(r, z)
+            }
+            None => self.copy(r, z),
+        }
+    }
+    fn finish(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// The same solve on the CPU, preconditioned by the sequential sweep when `precondition`.
@@ -142,54 +241,9 @@ pub fn pcg_cpu<T: Scalar>(
     let smoother = CpuSymgs::new(a)?;
     check_vector("b", b, n)?;
     check_vector("x", x, n)?;
-    let start = Instant::now();
-    let mut ap = vec![T::ZERO; n];
-    csr_serial(a, x, &mut ap)?;
-    let mut r = b.to_vec();
-    axpy_cpu(T::from_f64(-1.0), &ap, &mut r);
-    let norm_b = dot_cpu(b, b).sqrt();
-    let scale = if norm_b > 0.0 { norm_b } else { 1.0 };
-    let mut residual = dot_cpu(&r, &r).sqrt() / scale;
-    let apply = |r: &[T], z: &mut Vec<T>| -> Result<()> {
-        if precondition {
-            z.iter_mut().for_each(|v| *v = T::ZERO);
-            smoother.sweep(r, z)
-        } else {
-            z.copy_from_slice(r);
-            Ok(())
-        }
-    };
-    let mut z = vec![T::ZERO; n];
-    apply(&r, &mut z)?;
-    let mut p = z.clone();
-    let mut rz = dot_cpu(&r, &z);
-    let mut iterations = 0;
-    while residual > options.tolerance && iterations < options.max_iterations {
-        iterations += 1;
-        csr_serial(a, &p, &mut ap)?;
-        let pap = dot_cpu(&p, &ap);
-        if !pap.is_finite() || pap <= 0.0 {
-            return Err(breakdown("p.Ap", pap, iterations));
-        }
-        let alpha = rz / pap;
-        axpy_cpu(T::from_f64(alpha), &p, x);
-        axpy_cpu(T::from_f64(-alpha), &ap, &mut r);
-        residual = dot_cpu(&r, &r).sqrt() / scale;
-        if residual <= options.tolerance {
-            break;
-        }
-        apply(&r, &mut z)?;
-        let rz_next = dot_cpu(&r, &z);
-        if !rz_next.is_finite() || rz_next <= 0.0 {
-            return Err(breakdown("r.z", rz_next, iterations));
-        }
-        xpay_cpu(&z, T::from_f64(rz_next / rz), &mut p);
-        rz = rz_next;
-    }
-    Ok(PcgReport {
-        iterations,
-        relative_residual: residual,
-        converged: residual <= options.tolerance,
-        time_ms: start.elapsed().as_secs_f64() * 1e3,
-    })
+    let mut space = CpuSpace { a, smoother: precondition.then_some(smoother) };
+    let mut solution = x.to_vec();
+    let report = conjugate_gradients(&mut space, &b.to_vec(), &mut solution, options)?;
+    x.copy_from_slice(&solution);
+    Ok(report)
 }

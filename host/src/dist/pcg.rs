@@ -1,0 +1,98 @@
+//! Conjugate gradients on a distributed matrix: the loop of [`crate::symgs::pcg`], its dot
+//! products summed over the parts, preconditioned by one SymGS sweep per part on its local
+//! block (block Jacobi between parts: no communication in the preconditioner, as in HPCG).
+
+use super::{DistCsr, DistVector};
+use crate::Scalar;
+use crate::blas1::{Dot, axpy, xpay};
+use crate::error::{Error, Result};
+use crate::symgs::Smoother;
+use crate::symgs::pcg::{CgSpace, PcgOptions, PcgReport, conjugate_gradients};
+
+/// A smoother per held part, each built on that part's local block (`Part::local`) on its GPU.
+pub type PartSmoothers<'s, T> = Vec<Box<dyn Smoother<T> + 's>>;
+
+struct DistSpace<'a, 's, T> {
+    a: &'a mut DistCsr<T>,
+    smoothers: Option<&'a mut PartSmoothers<'s, T>>,
+    dots: Vec<Dot<T>>,
+}
+
+impl<T: Scalar> DistSpace<'_, '_, T> {
+    /// Runs `f` on each held part's GPU and buffers.
+    fn each<F>(&self, x: &DistVector<T>, y: &mut DistVector<T>, mut f: F) -> Result<()>
+    where
+        F: FnMut(&crate::Gpu, &crate::gpu::CudaSlice<T>, &mut crate::gpu::CudaSlice<T>) -> Result<()>,
+    {
+        for ((p, x), y) in self.a.parts.iter().zip(&x.parts).zip(&mut y.parts) {
+            f(&p.gpu, x, y)?;
+        }
+        Ok(())
+    }
+}
+
+impl<T: Scalar> CgSpace for DistSpace<'_, '_, T> {
+    type Vector = DistVector<T>;
+    fn zeros(&self) -> Result<DistVector<T>> {
+        self.a.zeros()
+    }
+    fn copy(&self, src: &DistVector<T>, dst: &mut DistVector<T>) -> Result<()> {
+        self.each(src, dst, |gpu, x, y| if x.is_empty() { Ok(()) } else { gpu.copy(x, y) })
+    }
+    fn spmv(&mut self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        self.a.spmv(x, y)
+    }
+    fn dot(&mut self, x: &DistVector<T>, y: &DistVector<T>) -> Result<f64> {
+        let mut held = Vec::with_capacity(self.dots.len());
+        for (((p, dot), x), y) in self.a.parts.iter().zip(&mut self.dots).zip(&x.parts).zip(&y.parts) {
+            held.push(dot.queue(&p.gpu, x, y)?);
+        }
+        self.a.sum(&mut held)
+    }
+    fn axpy(&self, a: f64, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        self.each(x, y, |gpu, x, y| if x.is_empty() { Ok(()) } else { axpy(gpu, T::from_f64(a), x, y) })
+    }
+    fn xpay(&self, x: &DistVector<T>, b: f64, y: &mut DistVector<T>) -> Result<()> {
+        self.each(x, y, |gpu, x, y| xpay(gpu, x, T::from_f64(b), y))
+    }
+    fn precondition(&mut self, r: &DistVector<T>, z: &mut DistVector<T>) -> Result<()> {
+        let Some(smoothers) = self.smoothers.as_deref_mut() else {
+            return self.copy(r, z);
+        };
+        for (((p, m), r), z) in self.a.parts.iter().zip(smoothers.iter_mut()).zip(&r.parts).zip(&mut z.parts)
+        {
+            p.gpu.memset_zeros(z)?;
+            if !z.is_empty() {
+                m.sweep(&p.gpu, r, z)?;
+            }
+        }
+        Ok(())
+    }
+    fn finish(&self) -> Result<()> {
+        self.a.synchronize()
+    }
+}
+
+/// Solves A x = b from the x given; `smoothers` (one per held part, on its local block)
+/// precondition, None runs plain CG. Every process of the world calls it together.
+pub fn pcg<T: Scalar>(
+    a: &mut DistCsr<T>,
+    smoothers: Option<&mut PartSmoothers<'_, T>>,
+    b: &DistVector<T>,
+    x: &mut DistVector<T>,
+    options: PcgOptions,
+) -> Result<PcgReport> {
+    a.check_vector("b", b)?;
+    a.check_vector("x", x)?;
+    if let Some(m) = &smoothers
+        && m.len() != a.parts.len()
+    {
+        return Err(Error::InvalidInput(format!(
+            "{} smoothers for {} parts: one per part, on its local block",
+            m.len(),
+            a.parts.len()
+        )));
+    }
+    let dots = a.parts.iter().map(|p| Dot::new(&p.gpu)).collect::<Result<_>>()?;
+    conjugate_gradients(&mut DistSpace { a, smoothers, dots }, b, x, options)
+}
