@@ -219,6 +219,9 @@ fn dist_nccl_matches_the_cpu_on_the_gpus_present() {
     let dir = tempfile::tempdir().unwrap();
     let id = NcclId::share(&dir.path().join("nccl-id"), 0, Duration::from_secs(5)).unwrap();
     let mut d = DistCsr::on_rank(gpus[0].clone(), &a, 0, 1, &id).unwrap();
+    assert_eq!(d.agree(Ok(3)).unwrap(), 3);
+    let own = d.agree::<()>(Err(Error::InvalidInput("this rank's own failure".into()))).unwrap_err();
+    assert!(own.to_string().contains("own failure"), "{own}");
     let (dx, mut dy) = (d.scatter(&x).unwrap(), d.zeros().unwrap());
     d.spmv(&dx, &mut dy).unwrap();
     compare(&d.gather(&dy).unwrap(), &expect, 0.0).check("NCCL SpMV, rank 0 of 1", tolerance).unwrap();

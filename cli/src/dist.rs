@@ -101,7 +101,7 @@ pub(crate) fn spmv<T: Scalar>(
     let measured = on_parts(args, a, |d| {
         d.synchronize()?;
         let setup_ms = started.elapsed().as_secs_f64() * 1e3;
-        let (dx, mut dy) = (d.scatter(x)?, d.zeros()?);
+        let (dx, mut dy) = d.agree(d.scatter(x).and_then(|x| Ok((x, d.zeros()?))))?;
         let mut error = None;
         let ms = rgla::bench::cpu_median_ms(runs, || {
             if let Err(e) = d.spmv(&dx, &mut dy).and_then(|()| d.synchronize()) {
@@ -147,19 +147,22 @@ pub(crate) fn pcg<T: Scalar>(
     let reports = on_parts(args, a, |d| {
         let blocks: Vec<_> =
             d.parts.iter().map(|p| (partition::local_block(a, &d.partition, p.rank), p)).collect();
-        let locals = blocks
+        // Each step agreed on, so that a failure on one rank stops them all.
+        let locals = d.agree(
+            blocks
+                .iter()
+                .map(|(block, p)| Ok((SymgsMatrix::upload(&p.gpu, block)?, Cusparse::new(&p.gpu)?)))
+                .collect::<Result<Vec<_>>>(),
+        )?;
+        let built: Result<Vec<_>> = locals
             .iter()
-            .map(|(block, p)| Ok((SymgsMatrix::upload(&p.gpu, block)?, Cusparse::new(&p.gpu)?)))
-            .collect::<Result<Vec<_>>>()?;
-        let mut smoothers: PartSmoothers<T> = Vec::new();
-        for ((m, lib), (block, p)) in locals.iter().zip(&blocks) {
-            if let Some(s) = crate::smoother(&p.gpu, lib, m, block, symgs, true)? {
-                smoothers.push(s);
-            }
-        }
+            .zip(&blocks)
+            .map(|((m, lib), (block, p))| crate::smoother(&p.gpu, lib, m, block, symgs, true))
+            .collect();
+        let mut smoothers: PartSmoothers<T> = d.agree(built)?.into_iter().flatten().collect();
         d.synchronize()?;
         let setup_ms = started.elapsed().as_secs_f64() * 1e3;
-        let (db, mut dx) = (d.scatter(b)?, d.zeros()?);
+        let (db, mut dx) = d.agree(d.scatter(b).and_then(|b| Ok((b, d.zeros()?))))?;
         let preconditioned = !smoothers.is_empty();
         Ok((setup_ms, dist_pcg(d, preconditioned.then_some(&mut smoothers), &db, &mut dx, options)?))
     })?;

@@ -35,6 +35,10 @@ pub enum Error {
     Library { library: &'static str, what: &'static str, message: String },
     #[error("invalid launch configuration for `{kernel}`: {message}")]
     LaunchConfig { kernel: String, message: String },
+    #[error(
+        "another rank of the distributed run failed in {0} (its own error says why); this one stopped with it"
+    )]
+    PeerFailed(String),
     #[error("invalid input: {0}")]
     InvalidInput(String),
     #[error(

@@ -37,6 +37,7 @@
 //! | GEMM | [`gemm`] (`cpu`, `update`) | [`vendor::cublas`] |
 //! | dense solve | [`solve`] (`blocked`, `mixed`, `classic`, `cpu`) | [`vendor::cusolver`] (getrf + getrs, and the TF32 refinement solver) |
 //! | vector operations | [`blas1`] | |
+//! | several GPUs: SpMV and PCG on row blocks | [`dist`] (`partition`, `comm`, `pcg`) | NCCL (halos, sums) |
 //!
 //! Matrices come from Matrix Market files ([`mm`]) or generators ([`sparse::GenSpec`]: stencils,
 //! Poisson, FEM-like, banded, power-law, road-like, random), in the formats of [`sparse`] and

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use cudarc::nccl::{self, ReduceOp, result::NcclError};
 
-use super::{DevicePart, HaloPlan};
+use super::HaloPlan;
 use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::gpu::{CudaSlice, CudaStream, Gpu};
@@ -118,23 +118,19 @@ impl Comm {
 
     /// The sum of `held` (a one-element buffer per held part, queued on its GPU's stream)
     /// over every process, as f64, the same on each; waits for it.
-    pub(super) fn sum<T: Scalar>(
-        &self,
-        parts: &[DevicePart<T>],
-        held: &mut [&mut CudaSlice<T>],
-    ) -> Result<f64> {
+    pub(super) fn sum<T: Scalar>(&self, gpus: &[&Gpu], held: &mut [&mut CudaSlice<T>]) -> Result<f64> {
         match self {
             // In rank order, so a sum is the same run to run.
             Comm::Local { .. } => {
                 let mut total = 0.0;
-                for (p, value) in parts.iter().zip(held) {
-                    total += p.gpu.download(value)?[0].into();
+                for (gpu, value) in gpus.iter().zip(held) {
+                    total += gpu.download(value)?[0].into();
                 }
                 Ok(total)
             }
             Comm::Nccl { comms, streams } => {
-                for (p, stream) in parts.iter().zip(streams) {
-                    stream.join(p.gpu.stream()).map_err(Error::driver("stream wait"))?;
+                for (gpu, stream) in gpus.iter().zip(streams) {
+                    stream.join(gpu.stream()).map_err(Error::driver("stream wait"))?;
                 }
                 nccl::group_start().map_err(nccl_error("group start"))?;
                 for (comm, value) in comms.iter().zip(held.iter_mut()) {
@@ -142,13 +138,28 @@ impl Comm {
                 }
                 nccl::group_end().map_err(nccl_error("group end"))?;
                 // The buffers are the GPUs' own again only once the all-reduce is done.
-                for (p, stream) in parts.iter().zip(streams) {
-                    p.gpu.stream().join(stream).map_err(Error::driver("stream wait"))?;
+                for (gpu, stream) in gpus.iter().zip(streams) {
+                    gpu.stream().join(stream).map_err(Error::driver("stream wait"))?;
                 }
                 let total = streams[0].clone_dtoh(&*held[0]).map_err(Error::driver("device-to-host copy"))?;
                 Ok(total[0].into())
             }
         }
+    }
+}
+
+impl Comm {
+    /// Whether `failed` holds on any rank (every rank calls this together).
+    pub(super) fn any_failed(&self, gpus: &[&Gpu], failed: bool) -> Result<bool> {
+        if let Comm::Local { .. } = self {
+            return Ok(failed); // every part is in this process
+        }
+        let mut flags = gpus
+            .iter()
+            .map(|gpu| gpu.upload(&[if failed { 1.0 } else { 0.0 }]))
+            .collect::<Result<Vec<_>>>()?;
+        let mut flags: Vec<&mut CudaSlice<f64>> = flags.iter_mut().collect();
+        Ok(self.sum(gpus, &mut flags)? > 0.0)
     }
 }
 

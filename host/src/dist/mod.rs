@@ -48,13 +48,16 @@ pub fn run_on_gpus<T: Scalar, R: Send>(
     }
     let partition = Partition::balanced(a, gpus)?;
     let halos = partition::halo_columns(a, &partition);
+    // Every GPU opened before any thread waits on the others in NCCL's setup.
+    let opened = (0..gpus).map(|rank| Gpu::with_ordinal(rank).map(Arc::new)).collect::<Result<Vec<_>>>()?;
     let id = NcclId::new()?;
     let (partition, halos, work) = (&partition, &halos, &work);
     std::thread::scope(|scope| {
-        let threads: Vec<_> = (0..gpus)
-            .map(|rank| {
+        let threads: Vec<_> = opened
+            .into_iter()
+            .enumerate()
+            .map(|(rank, gpu)| {
                 scope.spawn(move || {
-                    let gpu = Arc::new(Gpu::with_ordinal(rank)?);
                     let mut d = DistCsr::rank_part(gpu, a, partition.clone(), halos, rank, &id)?;
                     work(&mut d)
                 })
@@ -62,6 +65,19 @@ pub fn run_on_gpus<T: Scalar, R: Send>(
             .collect();
         threads.into_iter().map(|t| t.join().expect("a GPU's thread panicked")).collect()
     })
+}
+
+/// The held parts on their GPUs, and a halo buffer for each.
+type Uploaded<T> = (Vec<DevicePart<T>>, Vec<CudaSlice<T>>);
+
+fn upload<T: Scalar>(held: &[Part<T>], gpus: Vec<Arc<Gpu>>) -> Result<Uploaded<T>> {
+    let mut parts = Vec::with_capacity(held.len());
+    let mut halos = Vec::with_capacity(held.len());
+    for (part, gpu) in held.iter().zip(gpus) {
+        halos.push(gpu.zeros(part.halo_columns.len())?);
+        parts.push(DevicePart::upload(gpu, part)?);
+    }
+    Ok((parts, halos))
 }
 
 /// A part of a distributed matrix on its GPU.
@@ -130,8 +146,8 @@ impl<T: Scalar> DistCsr<T> {
         let partition = Partition::balanced(a, parts)?;
         let held = partition::split(a, &partition);
         let stream = gpu.context().new_stream().map_err(Error::driver("stream creation"))?;
-        let gpus = vec![gpu; parts];
-        DistCsr::upload(a.rows(), partition, &held, gpus, Comm::Local { stream })
+        let (parts, halos) = upload(&held, vec![gpu; parts])?;
+        Ok(DistCsr { rows: a.rows(), partition, parts, halos, comm: Comm::Local { stream } })
     }
 
     /// `a` cut into one part per GPU of `gpus` (one process, NCCL between them).
@@ -139,7 +155,8 @@ impl<T: Scalar> DistCsr<T> {
         let partition = Partition::balanced(a, gpus.len())?;
         let held = partition::split(a, &partition);
         let comm = Comm::nccl_devices(&gpus)?;
-        DistCsr::upload(a.rows(), partition, &held, gpus, comm)
+        let (parts, halos) = upload(&held, gpus)?;
+        Ok(DistCsr { rows: a.rows(), partition, parts, halos, comm })
     }
 
     /// Part `rank` of `a` cut into `world` parts, on `gpu`, for one process (or thread) per
@@ -164,25 +181,31 @@ impl<T: Scalar> DistCsr<T> {
         if rank >= world {
             return Err(Error::InvalidInput(format!("rank {rank} of a world of {world}")));
         }
-        let held = [Part::new(a, &partition, halos, rank)];
+        // The communicator first: an upload failing on one rank then stops every rank.
         let comm = Comm::nccl_rank(&gpu, rank, world, id)?;
-        DistCsr::upload(a.rows(), partition, &held, vec![gpu], comm)
+        let uploaded = upload(&[Part::new(a, &partition, halos, rank)], vec![gpu.clone()]);
+        let failed_elsewhere = comm.any_failed(&[&gpu], uploaded.is_err())?;
+        let (parts, halos) = uploaded?;
+        if failed_elsewhere {
+            return Err(Error::PeerFailed("uploading its part".into()));
+        }
+        Ok(DistCsr { rows: a.rows(), partition, parts, halos, comm })
     }
 
-    fn upload(
-        rows: usize,
-        partition: Partition,
-        held: &[Part<T>],
-        gpus: Vec<Arc<Gpu>>,
-        comm: Comm,
-    ) -> Result<Self> {
-        let mut parts = Vec::with_capacity(held.len());
-        let mut halos = Vec::with_capacity(held.len());
-        for (part, gpu) in held.iter().zip(gpus) {
-            halos.push(gpu.zeros(part.halo_columns.len())?);
-            parts.push(DevicePart::upload(gpu, part)?);
+    /// A step that may fail on some ranks only (building a smoother, say), agreed on: every
+    /// rank calls this after the step, and where it failed on any rank it fails on all (the
+    /// failed ones with their own error), so that no rank waits forever on a failed one.
+    pub fn agree<R>(&self, step: Result<R>) -> Result<R> {
+        let failed_elsewhere = self.comm.any_failed(&self.gpus(), step.is_err())?;
+        match step {
+            Ok(_) if failed_elsewhere => Err(Error::PeerFailed("the same step".into())),
+            step => step,
         }
-        Ok(DistCsr { rows, partition, parts, halos, comm })
+    }
+
+    /// The GPU of each held part.
+    fn gpus(&self) -> Vec<&Gpu> {
+        self.parts.iter().map(|p| &*p.gpu).collect()
     }
 
     /// The parts of a global vector that this process holds.
@@ -274,7 +297,7 @@ impl<T: Scalar> DistCsr<T> {
     /// The sum over every part (held here or not) of a value per held part, each queued on
     /// its part's GPU (one-element buffers, e.g. from [`crate::blas1::Dot::queue`]); waits.
     pub fn sum(&mut self, held: &mut [&mut CudaSlice<T>]) -> Result<f64> {
-        self.comm.sum(&self.parts, held)
+        self.comm.sum(&self.gpus(), held)
     }
 
     /// Waits for the queued work of every held part.

@@ -34,7 +34,7 @@ impl<T: Scalar> DistSpace<'_, '_, T> {
 impl<T: Scalar> CgSpace for DistSpace<'_, '_, T> {
     type Vector = DistVector<T>;
     fn zeros(&self) -> Result<DistVector<T>> {
-        self.a.zeros()
+        self.a.agree(self.a.zeros())
     }
     fn copy(&self, src: &DistVector<T>, dst: &mut DistVector<T>) -> Result<()> {
         self.each(src, dst, |gpu, x, y| if x.is_empty() { Ok(()) } else { gpu.copy(x, y) })
@@ -93,6 +93,6 @@ pub fn pcg<T: Scalar>(
             a.parts.len()
         )));
     }
-    let dots = a.parts.iter().map(|p| Dot::new(&p.gpu)).collect::<Result<_>>()?;
+    let dots = a.agree(a.parts.iter().map(|p| Dot::new(&p.gpu)).collect())?;
     conjugate_gradients(&mut DistSpace { a, smoothers, dots }, b, x, options)
 }
