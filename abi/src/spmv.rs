@@ -18,8 +18,9 @@ pub const fn merge_tile(elem_size: usize) -> u32 {
     32 * merge_items_per_lane(elem_size)
 }
 
-/// Shared bytes one warp of the merge-path kernel stages its tile in: the products (elements
-/// of `elem_size`), then tile + 1 row ends, each part on a 16-byte boundary.
+/// Shared bytes one warp of the merge-path kernel stages its tile in: the products and the
+/// sums of the rows ending in the tile (together at most a tile of elements of `elem_size`),
+/// then tile + 1 row ends, each part on a 16-byte boundary.
 pub const fn merge_warp_bytes(elem_size: usize) -> usize {
     let tile = merge_tile(elem_size) as usize;
     (tile * elem_size).next_multiple_of(16) + ((tile + 1) * 4).next_multiple_of(16)

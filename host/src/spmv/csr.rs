@@ -346,6 +346,10 @@ pub fn spmv<T: Scalar>(
     }
 }
 
+/// Warps per block of the merge-path kernel: the tiles of one block are consecutive, so 16 of
+/// them keep more of an SM's x reads near each other (in its L1) than 4 do (PERF.md).
+const MERGE_BLOCK_WARPS: u32 = 16;
+
 /// The merge-path kernel, then the fix-up of the rows that cross tiles.
 fn launch_merge<T: Scalar>(
     gpu: &Gpu,
@@ -356,9 +360,8 @@ fn launch_merge<T: Scalar>(
     let tiles = a.merge_tile_rows.len() - 1;
     let (rows, nnz, tiles32) = (a.rows as u32, a.nnz as u32, tiles as u32);
     let mut carries = a.merge_carries.lock().unwrap();
-    let warps = BlockWarps::DEFAULT.warps();
-    let launch = Launch::warp_per_item(tiles, warps)
-        .shared(warps as usize * abi::spmv::merge_warp_bytes(size_of::<T>()));
+    let launch = Launch::warp_per_item(tiles, MERGE_BLOCK_WARPS)
+        .shared(MERGE_BLOCK_WARPS as usize * abi::spmv::merge_warp_bytes(size_of::<T>()));
     // SAFETY: the partition was computed from this matrix's row pointers (tiles + 1 entries,
     // tiles carries); x and y have the checked lengths; the fix-up runs after the product.
     unsafe {

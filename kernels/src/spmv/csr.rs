@@ -353,10 +353,12 @@ pub unsafe fn long_row_chunks<T: Float>(
 /// is `w * TILE - tile_rows[w]`) once, at upload.
 ///
 /// In a tile: the products `values[j] * x[col_idx[j]]` and the row ends are staged in shared
-/// memory (coalesced loads), then each lane walks `ITEMS` consecutive items: it stores the sum
+/// memory (coalesced loads), then each lane walks `ITEMS` consecutive items: it keeps the sum
 /// of every row that ends in its items, the first of them plus what earlier lanes carried in
-/// (a segmented scan of the lanes' carries by shuffles). A row still open at the end of the
-/// tile leaves its partial sum in `carries[w]`: [`merge_fixup`] adds it to the row afterwards.
+/// (a segmented scan of the lanes' carries by shuffles). The sums are staged in shared memory
+/// beside the products and go to y in one coalesced pass (scattered stores of single rows
+/// cost a partial sector each). A row still open at the end of the tile leaves its partial sum in `carries[w]`:
+/// [`merge_fixup`] adds it to the row afterwards.
 /// Launch: a warp per tile, blocks of whole warps; shared bytes:
 /// `abi::spmv::merge_shared_bytes` for the block's warps.
 #[gpu::kernel(T = f32 | f64)]
@@ -379,7 +381,7 @@ pub unsafe fn merge<T: Float>(
         return; // the whole warp leaves together
     }
     let lane = lane_id();
-    // This warp's slice of shared memory: TILE products, then TILE + 1 row ends.
+    // This warp's slice of shared memory: TILE products and row sums, TILE + 1 row ends.
     let products = shared::dynamic::<T>()
         .after::<T>(warp_id() * abi::spmv::merge_warp_elements(core::mem::size_of::<T>()));
     let row_ends = products.after::<u32>(tile_len);
@@ -432,6 +434,9 @@ pub unsafe fn merge<T: Float>(
     let (mut row, mut nz) = (lo, nz0 + diagonal - lo); // row relative to row0, nz absolute
     let mut sum = T::ZERO;
     let mut first_end = None; // (row, sum) of the first row this lane ends
+    // A row's sum is staged after the tile's products: a tile's rows and nonzeros together
+    // are at most TILE items, so the two fit in one array.
+    let sums = |row: u32| tile_nnz + row;
     // SAFETY (shared): row <= tile_rows_len (a lane ends at most the tile's rows), and
     // nz - nz0 < tile_nnz while nz is below the row's end.
     let mut row_end = unsafe { row_ends.get(row) };
@@ -443,8 +448,8 @@ pub unsafe fn merge<T: Float>(
             if first_end.is_none() {
                 first_end = Some((row, sum));
             } else {
-                // SAFETY: row0 + row < rows (it ended).
-                unsafe { *y.add((row0 + row) as usize) = sum };
+                // SAFETY (shared): row < tile_rows_len (it ended in this tile).
+                unsafe { products.set(sums(row), sum) };
             }
             sum = T::ZERO;
             row += 1;
@@ -469,8 +474,16 @@ pub unsafe fn merge<T: Float>(
     let carry_in = warp::shuffle_up(carried, 1);
     if let Some((first_row, first_sum)) = first_end {
         let total = if lane > 0 { first_sum + carry_in } else { first_sum };
-        // SAFETY: row0 + first_row < rows (it ended).
-        unsafe { *y.add((row0 + first_row) as usize) = total };
+        // SAFETY (shared): first_row < tile_rows_len (it ended).
+        unsafe { products.set(sums(first_row), total) };
+    }
+    sync_warp();
+    // Rows row0..row1 ended in this tile, each with its sum staged.
+    let mut i = lane;
+    while i < tile_rows_len {
+        // SAFETY: sums(i) < TILE; row0 + i < row1 <= rows.
+        unsafe { *y.add((row0 + i) as usize) = products.get(sums(i)) };
+        i += WARP_SIZE;
     }
     if lane == WARP_SIZE - 1 {
         // SAFETY: tile < tiles, the length of carries.
