@@ -30,7 +30,8 @@ pub(crate) struct DistArgs {
     /// This process's rank, 0..world (with --world).
     #[arg(long, requires = "world")]
     rank: Option<usize>,
-    /// The file the NCCL id is shared through, on a file system every rank sees (with --world).
+    /// The file the NCCL id is shared through, on a file system every rank sees, at a path
+    /// no earlier run left behind (with --world).
     #[arg(long, requires = "world")]
     nccl_id: Option<PathBuf>,
 }

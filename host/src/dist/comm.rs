@@ -197,7 +197,8 @@ impl NcclId {
     }
 
     /// Rank 0 creates the id and writes it to `path` (atomically, by a rename); the other
-    /// ranks wait for the file, up to `timeout`.
+    /// ranks wait for the file, up to `timeout`. Use a path no earlier run left behind: a
+    /// rank could read a stale id before rank 0 replaces it.
     pub fn share(path: &Path, rank: usize, timeout: Duration) -> Result<NcclId> {
         let io = |e| Error::Io { path: path.display().to_string(), source: e };
         if rank == 0 {

@@ -36,7 +36,9 @@ use crate::spmv::csr::{CsrKernel, DeviceCsr, spmv};
 
 /// Runs `work` on the first `gpus` GPUs, a thread each (the fastest way to drive several GPUs
 /// from one process): thread `r` holds part `r` of `a` on GPU `r`, NCCL between them exactly
-/// as between processes, and passes it to `work`. The results come back by rank.
+/// as between processes, and passes it to `work`. The results come back by rank. As with
+/// MPI, an error on one rank in the middle of a collective leaves the others waiting in it:
+/// steps that can fail on some ranks only go through [`DistCsr::agree`].
 pub fn run_on_gpus<T: Scalar, R: Send>(
     a: &Csr<T>,
     gpus: usize,
