@@ -2,6 +2,17 @@
 //! the vendor library's) and print its time, GFLOPS and error against the CPU reference.
 //! Errors go to stderr with a non-zero exit code.
 
+/// `println!` that ends the program quietly once stdout is closed (`rgla ... | head`), where
+/// std's panics with a backtrace.
+macro_rules! println {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout(), $($arg)*) {
+            crate::stdout_failed(e)
+        }
+    }};
+}
+
 mod dist;
 
 use std::path::PathBuf;
@@ -222,6 +233,16 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Exits quietly when the reader of stdout has gone (a closed pipe); any other write error
+/// ends the program with it.
+fn stdout_failed(e: std::io::Error) -> ! {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    eprintln!("error: writing to stdout: {e}");
+    std::process::exit(1);
 }
 
 fn inspect(file: &PathBuf, json: bool) -> Result<()> {
