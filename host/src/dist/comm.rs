@@ -62,12 +62,30 @@ impl Comm {
         Ok(Comm::Nccl { comms: vec![comm], streams })
     }
 
-    /// The stream held part `i` exchanges on.
-    pub(super) fn stream(&self, i: usize) -> &Arc<CudaStream> {
-        match self {
-            Comm::Local { stream } => stream,
-            Comm::Nccl { streams, .. } => &streams[i],
-        }
+    /// The exchange streams wait for the work queued so far on the held parts' GPUs (`gpus`,
+    /// one per held part).
+    pub(super) fn wait_for(&self, gpus: &[&Gpu]) -> Result<()> {
+        self.join_pairs(gpus, |gpu, stream| stream.join(gpu.stream()))
+    }
+
+    /// The held parts' GPUs wait for the exchanges queued so far.
+    pub(super) fn release(&self, gpus: &[&Gpu]) -> Result<()> {
+        self.join_pairs(gpus, |gpu, stream| gpu.stream().join(stream))
+    }
+
+    /// `join` on each (GPU, exchange stream) pair: once for the local parts, which share both.
+    fn join_pairs(
+        &self,
+        gpus: &[&Gpu],
+        join: impl Fn(&Gpu, &CudaStream) -> std::result::Result<(), cudarc::driver::DriverError>,
+    ) -> Result<()> {
+        let pairs: Vec<(&Gpu, &CudaStream)> = match self {
+            Comm::Local { stream } => gpus.first().map(|&gpu| (gpu, &**stream)).into_iter().collect(),
+            Comm::Nccl { streams, .. } => gpus.iter().zip(streams).map(|(&gpu, s)| (gpu, &**s)).collect(),
+        };
+        pairs
+            .into_iter()
+            .try_for_each(|(gpu, stream)| join(gpu, stream).map_err(Error::driver("stream wait")))
     }
 
     /// Fills each held part's halo from its peers' send buffers, on the exchange streams.
@@ -129,18 +147,14 @@ impl Comm {
                 Ok(total)
             }
             Comm::Nccl { comms, streams } => {
-                for (gpu, stream) in gpus.iter().zip(streams) {
-                    stream.join(gpu.stream()).map_err(Error::driver("stream wait"))?;
-                }
+                self.wait_for(gpus)?;
                 nccl::group_start().map_err(nccl_error("group start"))?;
                 for (comm, value) in comms.iter().zip(held.iter_mut()) {
                     comm.all_reduce_in_place(*value, &ReduceOp::Sum).map_err(nccl_error("all-reduce"))?;
                 }
                 nccl::group_end().map_err(nccl_error("group end"))?;
                 // The buffers are the GPUs' own again only once the all-reduce is done.
-                for (gpu, stream) in gpus.iter().zip(streams) {
-                    gpu.stream().join(stream).map_err(Error::driver("stream wait"))?;
-                }
+                self.release(gpus)?;
                 let total = streams[0].clone_dtoh(&*held[0]).map_err(Error::driver("device-to-host copy"))?;
                 Ok(total[0].into())
             }

@@ -82,6 +82,11 @@ fn upload<T: Scalar>(held: &[Part<T>], gpus: Vec<Arc<Gpu>>) -> Result<Uploaded<T
     Ok((parts, halos))
 }
 
+/// The GPU of each part.
+fn gpus_of<T>(parts: &[DevicePart<T>]) -> Vec<&Gpu> {
+    parts.iter().map(|p| &*p.gpu).collect()
+}
+
 /// A part of a distributed matrix on its GPU.
 pub struct DevicePart<T> {
     pub rank: usize,
@@ -207,7 +212,7 @@ impl<T: Scalar> DistCsr<T> {
 
     /// The GPU of each held part.
     fn gpus(&self) -> Vec<&Gpu> {
-        self.parts.iter().map(|p| &*p.gpu).collect()
+        gpus_of(&self.parts)
     }
 
     /// The parts of a global vector that this process holds.
@@ -264,16 +269,17 @@ impl<T: Scalar> DistCsr<T> {
                     kernels::gather(&*p.gpu, launch, count as u32, &p.send_rows, &x.parts[i], &mut p.send)?;
                 }
             }
-            self.comm.stream(i).join(p.gpu.stream()).map_err(Error::driver("stream wait"))?;
         }
+        let gpus = gpus_of(&self.parts);
+        self.comm.wait_for(&gpus)?;
         let sends: Vec<&CudaSlice<T>> = self.parts.iter().map(|p| &p.send).collect();
         let plans: Vec<(usize, &HaloPlan)> = self.parts.iter().map(|p| (p.rank, &p.plan)).collect();
         self.comm.exchange(&plans, &sends, &mut self.halos)?;
         for (i, p) in self.parts.iter().enumerate() {
             spmv(&p.gpu, &p.local, CsrKernel::Adaptive, BlockWarps::DEFAULT, &x.parts[i], &mut y.parts[i])?;
         }
+        self.comm.release(&gpus)?;
         for (i, p) in self.parts.iter().enumerate() {
-            p.gpu.stream().join(self.comm.stream(i)).map_err(Error::driver("stream wait"))?;
             let count = p.boundary_rows.len();
             if count > 0 {
                 // SAFETY: the boundary's count rows (row_ptr of count + 1) index the halo and

@@ -184,43 +184,37 @@ pub fn split<T: Scalar>(a: &Csr<T>, partition: &Partition) -> Vec<Part<T>> {
 pub fn block_diagonal<T: Scalar>(a: &Csr<T>, partition: &Partition) -> Csr<T> {
     let (mut row_ptr, mut cols, mut values) = (vec![0u32], Vec::new(), Vec::new());
     for p in 0..partition.parts() {
-        let rows = partition.rows(p);
-        for row in rows.clone() {
-            let (c, v) = a.row(row);
-            for (&c, &v) in c.iter().zip(v) {
-                if rows.contains(&(c as usize)) {
-                    cols.push(c);
-                    values.push(v);
-                }
-            }
-            row_ptr.push(cols.len() as u32);
-        }
+        let (block, first) = (local_block(a, partition, p), partition.rows(p).start as u32);
+        let base = cols.len() as u32;
+        row_ptr.extend(block.row_ptr()[1..].iter().map(|&end| base + end));
+        cols.extend(block.col_indices().iter().map(|&c| c + first));
+        values.extend_from_slice(block.values());
     }
     Csr::from_parts_unchecked(a.rows(), a.cols(), row_ptr, cols, values)
-}
-
-/// y = A x for part `part` from the global x, through its local block and its halo: the CPU
-/// model of the distributed product (the tests compare it with the whole product).
-pub fn part_product<T: Scalar>(part: &Part<T>, x: &[T]) -> Vec<T> {
-    let own = &x[part.rows.clone()];
-    let halo: Vec<T> = part.halo_columns.iter().map(|&c| x[c as usize]).collect();
-    let mut y = vec![T::ZERO; part.rows.len()];
-    for (row, yi) in y.iter_mut().enumerate() {
-        let (cols, values) = part.local.row(row);
-        *yi = cols.iter().zip(values).fold(T::ZERO, |s, (&c, &v)| v.mul_add(own[c as usize], s));
-    }
-    for (k, &row) in part.boundary_rows.iter().enumerate() {
-        let (cols, values) = part.boundary.row(k);
-        let yi = &mut y[row as usize];
-        *yi = cols.iter().zip(values).fold(*yi, |s, (&c, &v)| v.mul_add(halo[c as usize], s));
-    }
-    y
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::sparse::GenSpec;
+
+    /// y = A x for part `part` from the global x, through its local block and its halo: the CPU
+    /// model of the distributed product (the tests compare it with the whole product).
+    fn part_product<T: Scalar>(part: &Part<T>, x: &[T]) -> Vec<T> {
+        let own = &x[part.rows.clone()];
+        let halo: Vec<T> = part.halo_columns.iter().map(|&c| x[c as usize]).collect();
+        let mut y = vec![T::ZERO; part.rows.len()];
+        for (row, yi) in y.iter_mut().enumerate() {
+            let (cols, values) = part.local.row(row);
+            *yi = cols.iter().zip(values).fold(T::ZERO, |s, (&c, &v)| v.mul_add(own[c as usize], s));
+        }
+        for (k, &row) in part.boundary_rows.iter().enumerate() {
+            let (cols, values) = part.boundary.row(k);
+            let yi = &mut y[row as usize];
+            *yi = cols.iter().zip(values).fold(*yi, |s, (&c, &v)| v.mul_add(halo[c as usize], s));
+        }
+        y
+    }
 
     fn matrix(spec: &str) -> Csr<f64> {
         spec.parse::<GenSpec>().unwrap().generate().unwrap()
