@@ -462,6 +462,10 @@ fn vector_kernels<T: Scalar>() {
         let expect = dot_cpu(&x, &y);
         let scale = dot_cpu(&x, &x).sqrt() * dot_cpu(&y, &y).sqrt();
         assert!((got - expect).abs() <= T::tolerance(n) * scale, "dot n={n}: {got} vs {expect}");
+        // Two queued together, side by side: each the same value as alone, to the bit.
+        let together = gpu.download(&dot.queue(&gpu, &[(&dx, &dx), (&dx, &dy)]).unwrap()).unwrap();
+        let alone = dot.run(&gpu, &dx, &dx).unwrap();
+        assert_eq!(together, [alone, dot.run(&gpu, &dx, &dy).unwrap()], "dots queued together, n={n}");
         let b = T::from_f64(0.75);
         let mut expect = y.clone();
         xpay_cpu(&x, b, &mut expect);
@@ -469,6 +473,11 @@ fn vector_kernels<T: Scalar>() {
         // Both fused: equal to the bit.
         assert_eq!(compare(&gpu.download(&dy).unwrap(), &expect, 0.0).max_abs_error, 0.0, "xpay n={n}");
     }
+    let (empty, one) = (gpu.zeros::<T>(0).unwrap(), gpu.upload(&[T::from_f64(2.0)]).unwrap());
+    let values = gpu.download(&dot.queue(&gpu, &[(&empty, &empty), (&one, &one)]).unwrap()).unwrap();
+    assert_eq!(values, [T::ZERO, T::from_f64(4.0)], "an empty dot is zero");
+    let err = dot.queue(&gpu, &[(&one, &one); 3]).err().unwrap();
+    assert!(err.to_string().contains("3 dot products queued at once, at most 2"), "{err}");
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use crate::Scalar;
 use crate::error::{Error, Result};
-use crate::gpu::{CudaSlice, Gpu, Launch};
+use crate::gpu::{CudaSlice, CudaViewMut, Gpu, Launch};
 use crate::kernels::blas1 as kernels;
 
 /// CPU reference: `y[i] = a * x[i] + y[i]` (fused, as on the GPU).
@@ -67,48 +67,69 @@ pub fn xpay<T: Scalar>(gpu: &Gpu, x: &CudaSlice<T>, b: T, y: &mut CudaSlice<T>) 
 
 /// Dot products on the GPU, with their scratch buffers allocated once: a grid-stride pass
 /// leaves one partial sum per block, one block adds them up in a fixed order (so a result is
-/// reproducible run to run).
+/// reproducible run to run). Up to [`Dot::AT_ONCE`] products queue together, their values side
+/// by side, so that several GPUs sum them in one all-reduce.
 pub struct Dot<T> {
     partials: CudaSlice<T>,
-    result: CudaSlice<T>,
+    results: CudaSlice<T>,
 }
 
 impl<T: Scalar> Dot<T> {
+    /// The most products [`Dot::queue`] takes at once.
+    pub const AT_ONCE: usize = 2;
+
     pub fn new(gpu: &Gpu) -> Result<Self> {
-        Ok(Dot { partials: gpu.zeros(gpu.props().sm_count as usize * 8)?, result: gpu.zeros(1)? })
+        Ok(Dot {
+            partials: gpu.zeros(gpu.props().sm_count as usize * 8)?,
+            results: gpu.zeros(Self::AT_ONCE)?,
+        })
     }
 
     /// `x . y`, waiting for it.
     pub fn run(&mut self, gpu: &Gpu, x: &CudaSlice<T>, y: &CudaSlice<T>) -> Result<T> {
-        let result = self.queue(gpu, x, y)?;
-        Ok(gpu.download(result)?[0])
+        let result = self.queue(gpu, &[(x, y)])?;
+        Ok(gpu.download(&result)?[0])
     }
 
-    /// Queues `x . y` without waiting: the result, one value, is left in the buffer returned
-    /// (to be summed over GPUs before it is read).
-    pub fn queue(&mut self, gpu: &Gpu, x: &CudaSlice<T>, y: &CudaSlice<T>) -> Result<&mut CudaSlice<T>> {
-        let n = checked_len("dot", x, y)?;
-        if n == 0 {
-            gpu.memset_zeros(&mut self.result)?;
-            return Ok(&mut self.result);
+    /// Queues the products `x . y` of `pairs` without waiting: their values are left, in
+    /// order, in the buffer returned (to be summed over GPUs before they are read).
+    pub fn queue(
+        &mut self,
+        gpu: &Gpu,
+        pairs: &[(&CudaSlice<T>, &CudaSlice<T>)],
+    ) -> Result<CudaViewMut<'_, T>> {
+        if pairs.len() > Self::AT_ONCE {
+            return Err(Error::InvalidInput(format!(
+                "{} dot products queued at once, at most {}",
+                pairs.len(),
+                Self::AT_ONCE
+            )));
         }
-        let blocks = grid_stride_blocks(gpu, n).min(self.partials.len());
-        let count = blocks as u32;
-        let scratch = abi::block_reduction_bytes(size_of::<T>());
-        // SAFETY: x, y of n elements and one partial per block; then one block sums them;
-        // both with the shared scratch the block reduction needs.
-        unsafe {
-            let partials = Launch::linear(blocks * 256, 256).shared(scratch);
-            kernels::dot_partials(gpu, partials, n, x, y, &mut self.partials)?;
-            kernels::sum_partials(
-                gpu,
-                Launch::linear(256, 256).shared(scratch),
-                count,
-                &self.partials,
-                &mut self.result,
-            )?;
+        for (i, &(x, y)) in pairs.iter().enumerate() {
+            let n = checked_len("dot", x, y)?;
+            let mut result = self.results.slice_mut(i..i + 1);
+            if n == 0 {
+                gpu.memset_zeros(&mut result)?;
+                continue;
+            }
+            let blocks = grid_stride_blocks(gpu, n).min(self.partials.len());
+            let count = blocks as u32;
+            let scratch = abi::block_reduction_bytes(size_of::<T>());
+            // SAFETY: x, y of n elements and one partial per block; then one block sums them
+            // into one value; both with the shared scratch the block reduction needs.
+            unsafe {
+                let partials = Launch::linear(blocks * 256, 256).shared(scratch);
+                kernels::dot_partials(gpu, partials, n, x, y, &mut self.partials)?;
+                kernels::sum_partials(
+                    gpu,
+                    Launch::linear(256, 256).shared(scratch),
+                    count,
+                    &self.partials,
+                    &mut result,
+                )?;
+            }
         }
-        Ok(&mut self.result)
+        Ok(self.results.slice_mut(..pairs.len()))
     }
 }
 

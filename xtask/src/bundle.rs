@@ -71,13 +71,15 @@ pub fn run() -> Result<()> {
 const LIBRARIES: &str = r#"# cuSPARSE, cuBLAS and cuSOLVER are loaded at run time: find a CUDA toolkit's copies too.
 [ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # So is NCCL (the distributed product and PCG): NCCL_LIBRARY, else the Python packages' copy
-# (nvidia-nccl-cu13), linked under the name the loader looks for. NVLink multicast stays off.
+# (nvidia-nccl-cu13), linked under the name the loader looks for. NVLink multicast stays off;
+# so do cuMem buffers, which made every NCCL call between processes on one host 5x slower.
 nccl="${NCCL_LIBRARY:-$(python3 -c 'import glob, nvidia.nccl; print(glob.glob(list(nvidia.nccl.__path__)[0] + "/lib/libnccl.so*")[0])' 2>/dev/null)}"
 if [ -f "$nccl" ]; then
     mkdir -p /tmp/rgla-nccl && ln -sf "$nccl" /tmp/rgla-nccl/libnccl.so
     export LD_LIBRARY_PATH="/tmp/rgla-nccl:$LD_LIBRARY_PATH"
 fi
 export NCCL_NVLS_ENABLE=0
+export NCCL_CUMEM_ENABLE="${NCCL_CUMEM_ENABLE:-0}"
 "#;
 
 const RUN_GPU_TESTS: &str = r#"#!/bin/sh

@@ -9,7 +9,7 @@ use cudarc::nccl::{self, ReduceOp, result::NcclError};
 use super::HaloPlan;
 use crate::Scalar;
 use crate::error::{Error, Result};
-use crate::gpu::{CudaSlice, CudaStream, Gpu};
+use crate::gpu::{CudaSlice, CudaStream, CudaViewMut, Gpu};
 
 /// The communicator of the parts held by one process.
 pub enum Comm {
@@ -134,29 +134,29 @@ impl Comm {
         }
     }
 
-    /// The sum of `held` (a one-element buffer per held part, queued on its GPU's stream)
-    /// over every process, as f64, the same on each; waits for it.
-    pub(super) fn sum<T: Scalar>(&self, gpus: &[&Gpu], held: &mut [&mut CudaSlice<T>]) -> Result<f64> {
+    /// The sums of `held` (per held part, a buffer of values queued on its GPU's stream) over
+    /// every process, as f64, the same on each; waits for them.
+    pub(super) fn sum<T: Scalar>(&self, gpus: &[&Gpu], held: &mut [CudaViewMut<T>]) -> Result<Vec<f64>> {
         match self {
             // In rank order, so a sum is the same run to run.
             Comm::Local { .. } => {
-                let mut total = 0.0;
-                for (gpu, value) in gpus.iter().zip(held) {
-                    total += gpu.download(value)?[0].into();
+                let mut total = vec![0.0; held.first().map_or(0, |h| h.len())];
+                for (gpu, values) in gpus.iter().zip(held.iter()) {
+                    total.iter_mut().zip(gpu.download(values)?).for_each(|(t, v)| *t += v.into());
                 }
                 Ok(total)
             }
             Comm::Nccl { comms, streams } => {
                 self.wait_for(gpus)?;
                 nccl::group_start().map_err(nccl_error("group start"))?;
-                for (comm, value) in comms.iter().zip(held.iter_mut()) {
-                    comm.all_reduce_in_place(*value, &ReduceOp::Sum).map_err(nccl_error("all-reduce"))?;
+                for (comm, values) in comms.iter().zip(held.iter_mut()) {
+                    comm.all_reduce_in_place(values, &ReduceOp::Sum).map_err(nccl_error("all-reduce"))?;
                 }
                 nccl::group_end().map_err(nccl_error("group end"))?;
                 // The buffers are the GPUs' own again only once the all-reduce is done.
                 self.release(gpus)?;
-                let total = streams[0].clone_dtoh(&*held[0]).map_err(Error::driver("device-to-host copy"))?;
-                Ok(total[0].into())
+                let total = streams[0].clone_dtoh(&held[0]).map_err(Error::driver("device-to-host copy"))?;
+                Ok(total.into_iter().map(Into::into).collect())
             }
         }
     }
@@ -172,8 +172,8 @@ impl Comm {
             .iter()
             .map(|gpu| gpu.upload(&[if failed { 1.0 } else { 0.0 }]))
             .collect::<Result<Vec<_>>>()?;
-        let mut flags: Vec<&mut CudaSlice<f64>> = flags.iter_mut().collect();
-        Ok(self.sum(gpus, &mut flags)? > 0.0)
+        let mut flags: Vec<_> = flags.iter_mut().map(|f| f.slice_mut(..)).collect();
+        Ok(self.sum(gpus, &mut flags)?[0] > 0.0)
     }
 }
 

@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use crate::Scalar;
 use crate::error::{Error, Result};
-use crate::gpu::{CudaSlice, Gpu, Launch};
+use crate::gpu::{CudaSlice, CudaViewMut, Gpu, Launch};
 use crate::kernels::dist as kernels;
 use crate::sparse::Csr;
 use crate::spmv::BlockWarps;
@@ -163,7 +163,7 @@ impl<T: Scalar> DistCsr<T> {
         let held = partition::split(a, &partition);
         let comm = Comm::nccl_devices(&gpus)?;
         let (parts, halos) = upload(&held, gpus)?;
-        Ok(DistCsr { rows: a.rows(), partition, parts, halos, comm })
+        DistCsr { rows: a.rows(), partition, parts, halos, comm }.connect()
     }
 
     /// Part `rank` of `a` cut into `world` parts, on `gpu`, for one process (or thread) per
@@ -196,7 +196,7 @@ impl<T: Scalar> DistCsr<T> {
         if failed_elsewhere {
             return Err(Error::PeerFailed("uploading its part".into()));
         }
-        Ok(DistCsr { rows: a.rows(), partition, parts, halos, comm })
+        DistCsr { rows: a.rows(), partition, parts, halos, comm }.connect()
     }
 
     /// A step that may fail on some ranks only (building a smoother, say), agreed on: every
@@ -255,6 +255,24 @@ impl<T: Scalar> DistCsr<T> {
         Ok(())
     }
 
+    /// Starts the exchange of the gathered send buffers into the halos, on the exchange
+    /// streams (after the work queued so far on the GPUs).
+    fn start_exchange(&mut self) -> Result<()> {
+        self.comm.wait_for(&self.gpus())?;
+        let sends: Vec<&CudaSlice<T>> = self.parts.iter().map(|p| &p.send).collect();
+        let plans: Vec<(usize, &HaloPlan)> = self.parts.iter().map(|p| (p.rank, &p.plan)).collect();
+        self.comm.exchange(&plans, &sends, &mut self.halos)
+    }
+
+    /// One exchange and one sum, waited for: NCCL connects peers at their first send/receive
+    /// and all-reduce (milliseconds each), which then falls in the setup, not in a solve.
+    fn connect(mut self) -> Result<DistCsr<T>> {
+        self.start_exchange()?;
+        self.comm.release(&self.gpus())?;
+        self.comm.any_failed(&self.gpus(), false)?;
+        Ok(self)
+    }
+
     /// `y = A x`: gathers what each part sends; exchanges halos on the communication streams
     /// while the local products run; then adds the boundary rows' products.
     pub fn spmv(&mut self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
@@ -270,15 +288,11 @@ impl<T: Scalar> DistCsr<T> {
                 }
             }
         }
-        let gpus = gpus_of(&self.parts);
-        self.comm.wait_for(&gpus)?;
-        let sends: Vec<&CudaSlice<T>> = self.parts.iter().map(|p| &p.send).collect();
-        let plans: Vec<(usize, &HaloPlan)> = self.parts.iter().map(|p| (p.rank, &p.plan)).collect();
-        self.comm.exchange(&plans, &sends, &mut self.halos)?;
+        self.start_exchange()?;
         for (i, p) in self.parts.iter().enumerate() {
             spmv(&p.gpu, &p.local, CsrKernel::Adaptive, BlockWarps::DEFAULT, &x.parts[i], &mut y.parts[i])?;
         }
-        self.comm.release(&gpus)?;
+        self.comm.release(&gpus_of(&self.parts))?;
         for (i, p) in self.parts.iter().enumerate() {
             let count = p.boundary_rows.len();
             if count > 0 {
@@ -302,9 +316,9 @@ impl<T: Scalar> DistCsr<T> {
         Ok(())
     }
 
-    /// The sum over every part (held here or not) of a value per held part, each queued on
-    /// its part's GPU (one-element buffers, e.g. from [`crate::blas1::Dot::queue`]); waits.
-    pub fn sum(&mut self, held: &mut [&mut CudaSlice<T>]) -> Result<f64> {
+    /// The sums over every part (held here or not) of a buffer of values per held part, each
+    /// queued on its part's GPU (e.g. by [`crate::blas1::Dot::queue`]); waits.
+    pub fn sum(&self, held: &mut [CudaViewMut<T>]) -> Result<Vec<f64>> {
         self.comm.sum(&self.gpus(), held)
     }
 

@@ -42,12 +42,13 @@ impl<T: Scalar> CgSpace for DistSpace<'_, '_, T> {
     fn spmv(&mut self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         self.a.spmv(x, y)
     }
-    fn dot(&mut self, x: &DistVector<T>, y: &DistVector<T>) -> Result<f64> {
+    fn dots<const N: usize>(&mut self, pairs: [(&DistVector<T>, &DistVector<T>); N]) -> Result<[f64; N]> {
         let mut held = Vec::with_capacity(self.dots.len());
-        for (((p, dot), x), y) in self.a.parts.iter().zip(&mut self.dots).zip(&x.parts).zip(&y.parts) {
-            held.push(dot.queue(&p.gpu, x, y)?);
+        for (i, (p, dot)) in self.a.parts.iter().zip(&mut self.dots).enumerate() {
+            held.push(dot.queue(&p.gpu, &pairs.map(|(x, y)| (&x.parts[i], &y.parts[i])))?);
         }
-        self.a.sum(&mut held)
+        let sums = self.a.sum(&mut held)?;
+        Ok(std::array::from_fn(|k| sums[k]))
     }
     fn axpy(&self, a: f64, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         self.each(x, y, |gpu, x, y| if x.is_empty() { Ok(()) } else { axpy(gpu, T::from_f64(a), x, y) })

@@ -160,7 +160,10 @@ impl Gpu {
     }
 
     /// Sets every element of `buf` to zero (bitwise).
-    pub fn memset_zeros<T: DeviceRepr + ValidAsZeroBits>(&self, buf: &mut CudaSlice<T>) -> Result<()> {
+    pub fn memset_zeros<T: DeviceRepr + ValidAsZeroBits>(
+        &self,
+        buf: &mut impl DevicePtrMut<T>,
+    ) -> Result<()> {
         if buf.is_empty() {
             return Ok(());
         }
@@ -168,7 +171,7 @@ impl Gpu {
     }
 
     /// Copies a device buffer back (waits for the queued work first).
-    pub fn download<T: DeviceRepr + Default + Clone>(&self, src: &CudaSlice<T>) -> Result<Vec<T>> {
+    pub fn download<T: DeviceRepr + Default + Clone>(&self, src: &impl DevicePtr<T>) -> Result<Vec<T>> {
         if src.is_empty() {
             self.synchronize()?;
             return Ok(Vec::new());

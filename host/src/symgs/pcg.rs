@@ -57,7 +57,8 @@ pub(crate) trait CgSpace {
     fn copy(&self, src: &Self::Vector, dst: &mut Self::Vector) -> Result<()>;
     /// y = A x.
     fn spmv(&mut self, x: &Self::Vector, y: &mut Self::Vector) -> Result<()>;
-    fn dot(&mut self, x: &Self::Vector, y: &Self::Vector) -> Result<f64>;
+    /// The products `x . y` of `pairs`, reduced together (on several GPUs, in one sum).
+    fn dots<const N: usize>(&mut self, pairs: [(&Self::Vector, &Self::Vector); N]) -> Result<[f64; N]>;
     /// y = a x + y.
     fn axpy(&self, a: f64, x: &Self::Vector, y: &mut Self::Vector) -> Result<()>;
     /// y = x + b y.
@@ -81,29 +82,31 @@ pub(crate) fn conjugate_gradients<S: CgSpace>(
     space.spmv(x, &mut ap)?;
     space.copy(b, &mut r)?;
     space.axpy(-1.0, &ap, &mut r)?;
-    let norm_b = space.dot(b, b)?.sqrt();
-    let scale = if norm_b > 0.0 { norm_b } else { 1.0 };
-    let mut residual = space.dot(&r, &r)?.sqrt() / scale;
+    let [bb] = space.dots([(b, b)])?;
+    let scale = if bb > 0.0 { bb.sqrt() } else { 1.0 };
+    // r is preconditioned before the residual test, so that r.r and r.z are summed together:
+    // one reduction fewer per iteration (what several GPUs wait on), one sweep more in all.
     space.precondition(&r, &mut z)?;
+    let [rr, mut rz] = space.dots([(&r, &r), (&r, &z)])?;
+    let mut residual = rr.sqrt() / scale;
     space.copy(&z, &mut p)?;
-    let mut rz = space.dot(&r, &z)?;
     let mut iterations = 0;
     while residual > options.tolerance && iterations < options.max_iterations {
         iterations += 1;
         space.spmv(&p, &mut ap)?;
-        let pap = space.dot(&p, &ap)?;
+        let [pap] = space.dots([(&p, &ap)])?;
         if !pap.is_finite() || pap <= 0.0 {
             return Err(breakdown("p.Ap", pap, iterations));
         }
         let alpha = rz / pap;
         space.axpy(alpha, &p, x)?;
         space.axpy(-alpha, &ap, &mut r)?;
-        residual = space.dot(&r, &r)?.sqrt() / scale;
+        space.precondition(&r, &mut z)?;
+        let [rr, rz_next] = space.dots([(&r, &r), (&r, &z)])?;
+        residual = rr.sqrt() / scale;
         if residual <= options.tolerance {
             break;
         }
-        space.precondition(&r, &mut z)?;
-        let rz_next = space.dot(&r, &z)?;
         if !rz_next.is_finite() || rz_next <= 0.0 {
             return Err(breakdown("r.z", rz_next, iterations));
         }
@@ -138,8 +141,9 @@ impl<T: Scalar> CgSpace for GpuSpace<'_, '_, T> {
     fn spmv(&mut self, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         spmv(self.gpu, self.a, CsrKernel::Adaptive, BlockWarps::DEFAULT, x, y)
     }
-    fn dot(&mut self, x: &CudaSlice<T>, y: &CudaSlice<T>) -> Result<f64> {
-        Ok(self.dot.run(self.gpu, x, y)?.into())
+    fn dots<const N: usize>(&mut self, pairs: [(&CudaSlice<T>, &CudaSlice<T>); N]) -> Result<[f64; N]> {
+        let values = self.gpu.download(&self.dot.queue(self.gpu, &pairs)?)?;
+        Ok(std::array::from_fn(|k| values[k].into()))
     }
     fn axpy(&self, a: f64, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         axpy(self.gpu, T::from_f64(a), x, y)
@@ -204,8 +208,8 @@ impl<T: Scalar> CgSpace for CpuSpace<'_, T> {
     fn spmv(&mut self, x: &Vec<T>, y: &mut Vec<T>) -> Result<()> {
         csr_serial(self.a, x, y)
     }
-    fn dot(&mut self, x: &Vec<T>, y: &Vec<T>) -> Result<f64> {
-        Ok(dot_cpu(x, y))
+    fn dots<const N: usize>(&mut self, pairs: [(&Vec<T>, &Vec<T>); N]) -> Result<[f64; N]> {
+        Ok(pairs.map(|(x, y)| dot_cpu(x, y)))
     }
     fn axpy(&self, a: f64, x: &Vec<T>, y: &mut Vec<T>) -> Result<()> {
         axpy_cpu(T::from_f64(a), x, y);
