@@ -72,7 +72,7 @@ const LIBRARIES: &str = r#"# cuSPARSE, cuBLAS and cuSOLVER are loaded at run tim
 [ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # So is NCCL (the distributed product and PCG): NCCL_LIBRARY, else the Python packages' copy
 # (nvidia-nccl-cu13), linked under the name the loader looks for. NVLink multicast stays off;
-# so do cuMem buffers, which made every NCCL call between processes on one host 5x slower.
+# so do cuMem buffers, with which NCCL between processes on one host made CG 2.5x slower.
 nccl="${NCCL_LIBRARY:-$(python3 -c 'import glob, nvidia.nccl; print(glob.glob(list(nvidia.nccl.__path__)[0] + "/lib/libnccl.so*")[0])' 2>/dev/null)}"
 if [ -f "$nccl" ]; then
     mkdir -p /tmp/rgla-nccl && ln -sf "$nccl" /tmp/rgla-nccl/libnccl.so
