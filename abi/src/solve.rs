@@ -35,6 +35,15 @@ pub const fn trsm_shared_bytes(nb: usize, elem_size: usize) -> usize {
     (nb * (nb + 1) + nb * TRSM_COLS as usize) * elem_size
 }
 
+/// Columns per block of the row-swap (laswp) kernel.
+pub const SWAP_COLS: u32 = 32;
+
+/// Shared bytes of the row-swap kernel for `width` steps: the steps' rows and the rows they
+/// reach below (width x SWAP_COLS values each), the partners and their slots (width words each).
+pub const fn swap_rows_shared_bytes(width: usize, elem_size: usize) -> usize {
+    2 * width * SWAP_COLS as usize * elem_size + round16(width * 4) + width * 4
+}
+
 /// Tile side of the transpose (rows of the input per block, and columns).
 pub const TRANSPOSE_TILE: u32 = 32;
 /// Thread rows of a transpose block (each thread moves TILE / ROWS values).

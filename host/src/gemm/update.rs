@@ -3,7 +3,7 @@
 
 use crate::Scalar;
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, Launch, MatrixView, MatrixViewMut};
+use crate::gpu::{Gpu, Launch, MatrixView, MatrixViewMut, Queue};
 use crate::kernels::gemm::update as kernels;
 
 /// The kernel of the trailing update C -= A B.
@@ -32,8 +32,8 @@ impl UpdateKernel {
 
 /// Queues C -= A B (A m x k, B k x n, C m x n); the views were checked against their buffers
 /// when they were made, and C, borrowed exclusively, overlaps neither A nor B.
-pub fn update<T: Scalar>(
-    gpu: &Gpu,
+pub fn update<'q, T: Scalar>(
+    queue: impl Into<Queue<'q>>,
     kernel: UpdateKernel,
     a: MatrixView<'_, T>,
     b: MatrixView<'_, T>,
@@ -52,6 +52,7 @@ pub fn update<T: Scalar>(
     if m == 0 || n == 0 {
         return Ok(());
     }
+    let queue = queue.into();
     let (m32, n32, k32) = (m as u32, n as u32, k as u32);
     let tile = abi::gemm::UPDATE_TILE as usize;
     let grid = (n.div_ceil(tile) as u32, m.div_ceil(tile) as u32);
@@ -64,18 +65,18 @@ pub fn update<T: Scalar>(
                 };
                 let launch =
                     Launch::grid_2d(grid, (abi::gemm::DMMA_THREADS, 1)).shared(abi::gemm::DMMA_SHARED_BYTES);
-                kernels::dmma(gpu, launch, m32, n32, k32, a, b, c)
+                kernels::dmma(queue, launch, m32, n32, k32, a, b, c)
             }
             UpdateKernel::Pipelined => {
-                if gpu.ptx_arch() < 90 {
+                if queue.gpu().ptx_arch() < 90 {
                     return Err(Error::InvalidInput("the pipelined update kernel needs an sm_90 GPU".into()));
                 }
-                kernels::pipelined(gpu, super::pipelined_launch::<T>(m, n), m32, n32, k32, a, b, c)
+                kernels::pipelined(queue, super::pipelined_launch::<T>(m, n), m32, n32, k32, a, b, c)
             }
             UpdateKernel::Simt => {
                 let launch = Launch::grid_2d(grid, (abi::gemm::UPDATE_SIMT_THREADS, 1))
                     .shared(abi::gemm::update_simt_shared_bytes(size_of::<T>()));
-                kernels::simt(gpu, launch, m32, n32, k32, a, b, c)
+                kernels::simt(queue, launch, m32, n32, k32, a, b, c)
             }
         }
     }

@@ -189,6 +189,14 @@ impl Gpu {
         self.upload(&vec![value; len])
     }
 
+    /// A new stream of the highest priority: the GPU starts its blocks before the waiting
+    /// blocks of other streams (work on the critical path beside a long kernel).
+    pub fn urgent_stream(&self) -> Result<Arc<CudaStream>> {
+        let (_, highest) = cudarc::driver::result::stream::get_priority_range()
+            .map_err(Error::driver("stream priority range"))?;
+        self.ctx.new_stream_with_priority(highest).map_err(Error::driver("stream creation"))
+    }
+
     /// Queues launches on `stream` instead of the GPU's own (e.g. a stream being captured into
     /// a [`GraphReplay`]): pass the result where a launcher takes a queue.
     pub fn on<'a>(&'a self, stream: &'a Arc<CudaStream>) -> Queue<'a> {

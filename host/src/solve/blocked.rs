@@ -1,13 +1,16 @@
 //! Blocked right-looking LU with partial pivoting on the GPU (`kernels/src/solve/blocked.rs`)
-//! and getrs, on two levels. For each block column of [`BLOCK_COLUMN`] columns, and inside it
-//! for each panel of 64 (or 128) columns: the persistent panel kernel (pivot search, row swaps
-//! across the whole matrix, elimination inside the panel), the triangular solve of the panel's
-//! block row up to the block column's end, and the update of the block column's rest. Then the
-//! block column's block row to the right (triangular solves and updates, panel by panel), and
-//! one trailing update A22 -= L21 U12 with k = [`BLOCK_COLUMN`]. The updates are the
-//! GEMM-update kernel (`kernels/src/gemm/update.rs`: tensor cores for f64) in place with
-//! leading dimension n. Then a check of the pivots, and for each solve: b permuted, L y = P b,
-//! U x = y.
+//! and getrs, on two levels, with look-ahead. A block column of [`BLOCK_COLUMN`] columns is
+//! factored panel by panel (64 or 128 columns): the persistent panel kernel (pivot search, row
+//! swaps inside the block column, elimination inside the panel), the triangular solve of the
+//! panel's block row up to the block column's end, and the update of the block column's rest.
+//! Then, on the GPU's stream, the block column's row swaps reach every other column
+//! (`swap_rows`, LAPACK's laswp), its block row to the right is solved panel by panel, and the
+//! trailing update A22 -= L21 U12 (k = [`BLOCK_COLUMN`]) runs in two parts: the next block
+//! column first, whose factorisation then starts on a second stream of the highest priority
+//! while the rest of the update runs (the panels are latency-bound, the update is not). The
+//! updates are the GEMM-update kernel (`kernels/src/gemm/update.rs`: tensor cores for f64) in
+//! place with leading dimension n. Then a check of the pivots, and for each solve: b permuted,
+//! L y = P b, U x = y.
 
 use std::ops::Range;
 
@@ -15,7 +18,9 @@ use super::{check_gpu_size, next_epoch, queue_pivot_check, queue_triangular_solv
 use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::gemm::update::{UpdateKernel, update};
-use crate::gpu::{CudaSlice, Gpu, Launch, MatrixView, MatrixViewMut};
+use std::sync::Arc;
+
+use crate::gpu::{CudaSlice, CudaStream, Gpu, Launch, MatrixView, MatrixViewMut, Queue};
 use crate::kernels::solve::blocked as kernels;
 use crate::memory::Footprint;
 
@@ -74,6 +79,8 @@ pub struct BlockedLu<T> {
     /// One zeroed barrier word per panel (with [`PanelExchange::Barrier`]).
     barriers: CudaSlice<u32>,
     info: CudaSlice<u32>,
+    /// The next block column's panels run here, beside the trailing update (look-ahead).
+    panel_stream: Arc<CudaStream>,
     /// getrs: flags of the triangular solves, and P b and L^-1 P b (grown to the widest B).
     flags: CudaSlice<u32>,
     epoch: u32,
@@ -110,6 +117,7 @@ impl<T: Scalar> BlockedLu<T> {
             panel_epoch: 0,
             barriers: gpu.zeros(n.div_ceil(PANEL_WIDTHS[0]).max(1))?,
             info: gpu.zeros(1)?,
+            panel_stream: gpu.urgent_stream()?,
             flags: gpu.zeros(n.div_ceil(32).max(1))?,
             epoch: 0,
             permuted: gpu.zeros(n)?,
@@ -188,36 +196,93 @@ impl<T: Scalar> BlockedLu<T> {
         if use_barrier != 0 {
             gpu.memset_zeros(&mut self.barriers)?;
         }
-        for block0 in (0..n).step_by(BLOCK_COLUMN) {
-            let block_end = (block0 + BLOCK_COLUMN).min(n);
-            // Inside the block column: panel, its block row up to the block column's end, and
-            // the update of the block column's rest.
-            for k0 in (block0..block_end).step_by(nb) {
-                let width = nb.min(block_end - k0);
-                self.queue_panel(gpu, k0, width, use_barrier)?;
-                self.queue_trsm(gpu, k0, width, k0 + width..block_end)?;
-                self.queue_update(gpu, k0..k0 + width, k0 + width..n, k0 + width..block_end)?;
-            }
+        // Block column j is factored (on the panel stream, beside the trailing update of
+        // step j - 1), then, on the GPU's stream, its row swaps reach the other columns, its
+        // block row is solved, the next block column is updated, the next factorisation starts,
+        // and the rest of the matrix is updated meanwhile.
+        let blocks: Vec<Range<usize>> =
+            (0..n).step_by(BLOCK_COLUMN).map(|b| b..(b + BLOCK_COLUMN).min(n)).collect();
+        self.queue_block_column(gpu.into(), blocks[0].clone(), use_barrier)?;
+        for (j, block) in blocks.iter().enumerate() {
+            self.queue_swap_rows(gpu, block.clone())?;
             // The block row right of the block column: U12 = L11^-1 A12, panel by panel.
-            for k0 in (block0..block_end).step_by(nb) {
-                let width = nb.min(block_end - k0);
-                self.queue_trsm(gpu, k0, width, block_end..n)?;
-                self.queue_update(gpu, k0..k0 + width, k0 + width..block_end, block_end..n)?;
+            for k0 in block.clone().step_by(nb) {
+                let width = nb.min(block.end - k0);
+                self.queue_trsm(gpu.into(), k0, width, block.end..n)?;
+                self.queue_update(gpu.into(), k0..k0 + width, k0 + width..block.end, block.end..n)?;
             }
-            // The rest: A22 -= L21 U12 with the block column's k.
-            self.queue_update(gpu, block0..block_end, block_end..n, block_end..n)?;
+            // A22 -= L21 U12 with the block column's k: the next block column first.
+            let (ks, rows) = (block.clone(), block.end..n);
+            let Some(next) = blocks.get(j + 1) else { break };
+            self.queue_update(gpu.into(), ks.clone(), rows.clone(), next.clone())?;
+            let panel_stream = self.panel_stream.clone();
+            panel_stream.join(gpu.stream()).map_err(Error::driver("stream wait"))?;
+            self.queue_block_column(gpu.on(&panel_stream), next.clone(), use_barrier)?;
+            self.queue_update(gpu.into(), ks, rows, next.end..n)?;
+            gpu.stream().join(&panel_stream).map_err(Error::driver("stream wait"))?;
         }
         queue_pivot_check::<T>(gpu, MatrixView::full(&self.lu, n, n)?, self.tolerance, &mut self.info)
     }
 
-    /// Queues the panel kernel for columns k0..k0 + width (rows k0..n).
-    fn queue_panel(&mut self, gpu: &Gpu, k0: usize, width: usize, use_barrier: u32) -> Result<()> {
+    /// Queues the factorisation of the block column `block` (already updated by the block
+    /// columns left of it): for each panel, the panel kernel (its row swaps kept inside the
+    /// block column), its block row up to the block column's end, and the update of the block
+    /// column's rest.
+    fn queue_block_column(&mut self, queue: Queue, block: Range<usize>, use_barrier: u32) -> Result<()> {
+        let (n, nb) = (self.n, self.panel_width);
+        for k0 in block.clone().step_by(nb) {
+            let width = nb.min(block.end - k0);
+            self.queue_panel(queue, k0, width, block.clone(), use_barrier)?;
+            self.queue_trsm(queue, k0, width, k0 + width..block.end)?;
+            self.queue_update(queue, k0..k0 + width, k0 + width..n, k0 + width..block.end)?;
+        }
+        Ok(())
+    }
+
+    /// Queues the row swaps of the block column `block` on every column outside it.
+    fn queue_swap_rows(&mut self, gpu: &Gpu, block: Range<usize>) -> Result<()> {
+        let n = self.n;
+        let columns = n - block.len();
+        if columns == 0 {
+            return Ok(());
+        }
+        let launch =
+            Launch::linear(columns.div_ceil(abi::solve::SWAP_COLS as usize) * THREADS as usize, THREADS)
+                .shared(abi::solve::swap_rows_shared_bytes(block.len(), size_of::<T>()));
+        let (k0, width) = (block.start as u32, block.len() as u32);
+        // SAFETY: the pivots of steps k0..k0 + width are rows of the n x n matrix below them;
+        // the columns 0..block.start and block.end..n lie inside it.
+        unsafe {
+            kernels::swap_rows::<T>(
+                gpu,
+                launch,
+                n as u32,
+                &mut self.lu,
+                &self.pivots,
+                k0,
+                width,
+                block.start as u32,
+                block.end as u32,
+            )
+        }
+    }
+
+    /// Queues the panel kernel for columns k0..k0 + width (rows k0..n), its row swaps applied
+    /// to the columns `swapped`.
+    fn queue_panel(
+        &mut self,
+        queue: Queue,
+        k0: usize,
+        width: usize,
+        swapped: Range<usize>,
+        use_barrier: u32,
+    ) -> Result<()> {
         let (n, nb) = (self.n, self.panel_width);
         let (blocks, rows_per_block, shared) = self.panel_shape(n - k0);
         let launch =
             Launch { grid: (blocks as u32, 1, 1), block: (THREADS, 1, 1), shared_bytes: shared as u32 };
         if self.panel_epoch > u32::MAX - 2 * MAX_NB as u32 {
-            gpu.memset_zeros(&mut self.flags_panel)?;
+            queue.stream().memset_zeros(&mut self.flags_panel).map_err(Error::driver("memset"))?;
             self.panel_epoch = 0;
         }
         let epoch = self.panel_epoch + 1; // this panel's flags: epoch..epoch + width
@@ -229,7 +294,7 @@ impl<T: Scalar> BlockedLu<T> {
         // one block per SM with `shared` bytes keeps the whole grid resident.
         unsafe {
             kernels::panel::<T>(
-                gpu,
+                queue,
                 launch,
                 nb as u32,
                 n as u32,
@@ -246,13 +311,15 @@ impl<T: Scalar> BlockedLu<T> {
                 epoch,
                 &mut barrier,
                 use_barrier,
+                swapped.start as u32,
+                swapped.end as u32,
             )
         }
     }
 
     /// Queues U = L^-1 A for the rows k0..k0 + width and `columns`, L the unit lower triangle
     /// of the panel at k0.
-    fn queue_trsm(&mut self, gpu: &Gpu, k0: usize, width: usize, columns: Range<usize>) -> Result<()> {
+    fn queue_trsm(&mut self, queue: Queue, k0: usize, width: usize, columns: Range<usize>) -> Result<()> {
         if columns.is_empty() {
             return Ok(());
         }
@@ -265,14 +332,14 @@ impl<T: Scalar> BlockedLu<T> {
         let (n, k0, width) = (self.n as u32, k0 as u32, width as u32);
         let (begin, end) = (columns.start as u32, columns.end as u32);
         // SAFETY: the n x n matrix; the panel's rows and the columns lie inside it.
-        unsafe { kernels::trsm::<T>(gpu, launch, nb as u32, n, &mut self.lu, k0, width, begin, end) }
+        unsafe { kernels::trsm::<T>(queue, launch, nb as u32, n, &mut self.lu, k0, width, begin, end) }
     }
 
     /// Queues A[rows, columns] -= A[rows, ks] A[ks, columns], where `rows` and `columns` both
     /// start at or after the end of `ks` (so the three blocks do not overlap).
     fn queue_update(
         &mut self,
-        gpu: &Gpu,
+        queue: Queue,
         ks: Range<usize>,
         rows: Range<usize>,
         columns: Range<usize>,
@@ -288,7 +355,7 @@ impl<T: Scalar> BlockedLu<T> {
         let (left, c) = bottom.split_cols(columns.start);
         let (c, _) = c.split_cols(columns.len());
         let (l, _) = left.split_cols(ks.start).1.split_cols(ks.len());
-        update(gpu, self.update, l.into_view(), u.into_view(), c)
+        update(queue, self.update, l.into_view(), u.into_view(), c)
     }
 
     /// Waits for the factorisation; a column without a usable pivot is [`Error::Singular`].

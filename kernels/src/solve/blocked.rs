@@ -3,13 +3,15 @@
 //! w <= NB, is three launches:
 //!
 //! 1. `panel`: factor the n - k0 by w panel A[k0.., k0..k0 + w] column by column, each
-//!    row swap also applied to the rest of the two rows (the left L part and the trailing
-//!    columns, LAPACK's `laswp`); records the pivots and the permutation;
+//!    row swap also applied to the rest of the two rows inside a range of columns (the
+//!    panel's block column); records the pivots and the permutation. `swap_rows` (LAPACK's
+//!    `laswp`) applies a block column's swaps to the columns outside it;
 //! 2. `trsm`: U12 = L11^-1 A12, the w rows right of the panel (a range of columns);
 //! 3. the trailing update A22 -= L21 U12, a GEMM (`gemm::update`).
 //!
 //! The host runs these on two levels (`rgla::solve::blocked`): steps of w inside a block
-//! column of several panels, then one update of the rest with that block column's k.
+//! column of several panels, then one update of the rest with that block column's k, the
+//! next block column's panels running beside it (look-ahead).
 //!
 //! The panel is the latency-bound part: for every column, a search for the largest entry over
 //! all the rows below it. It runs as one persistent grid (one block per SM at most) whose
@@ -17,7 +19,7 @@
 //! candidate row each per column through global memory, meeting at a grid barrier (or, the
 //! slower alternative kept for comparison, waiting for each other's flags).
 
-use abi::solve::{BLOCKED_THREADS as THREADS, TRSM_COLS};
+use abi::solve::{BLOCKED_THREADS as THREADS, SWAP_COLS, TRSM_COLS};
 
 use crate::device::memory::{fence_gpu, load_volatile, store_release};
 use crate::device::shared::{self, SharedArray};
@@ -30,6 +32,9 @@ use crate::device::{Float, block, grid};
 
 /// Factors the panel of step `k0` (width `width` <= NB). Block b owns rows
 /// k0 + b R .. k0 + (b + 1) R (R = `rows_per_block`), staged in shared memory.
+///
+/// Row swaps reach the columns `swap_begin..swap_end` (a range holding the panel's); the host
+/// applies them to the other columns with [`swap_rows`].
 ///
 /// For each column, every block publishes its best candidate (|pivot|, row and the whole
 /// panel row) in its slot and raises its flag to `epoch + c`; each block then waits for every
@@ -65,6 +70,8 @@ pub unsafe fn panel<T: Float, const NB: u32>(
     epoch: u32,
     barrier: *mut u32,
     use_barrier: u32,
+    swap_begin: u32,
+    swap_end: u32,
 ) {
     let (stride, slot_len) = (NB + 1, NB + 1);
     let use_barrier = use_barrier != 0;
@@ -151,7 +158,9 @@ pub unsafe fn panel<T: Float, const NB: u32>(
             }
         } else if let Some((row, other)) = pending_swap {
             // SAFETY: rows < n; the columns outside this panel are this grid's alone.
-            unsafe { swap_outside_panel(a, n, k0, width, row, other, swapper, swappers) };
+            unsafe {
+                swap_outside_panel(a, n, (k0, width), (swap_begin, swap_end), (row, other), swapper, swappers)
+            };
         }
         let (_, p) = block::reduce_max_index(candidate, candidate_row, lowest, scratch, scratch_rows);
         // No candidate at all only if the column is NaN: keep the diagonal row then.
@@ -216,7 +225,9 @@ pub unsafe fn panel<T: Float, const NB: u32>(
     // The last column's row swap, by the same threads (a column's swaps stay in order).
     if let (Some((row, other)), true) = (pending_swap, tid >= blocks) {
         // SAFETY: as above.
-        unsafe { swap_outside_panel(a, n, k0, width, row, other, swapper, swappers) };
+        unsafe {
+            swap_outside_panel(a, n, (k0, width), (swap_begin, swap_end), (row, other), swapper, swappers)
+        };
     }
     sync_threads();
 
@@ -238,24 +249,25 @@ pub unsafe fn panel<T: Float, const NB: u32>(
     unsafe { store_rows::<T, NB>(tile, a, n, first, owned, k0, width, tid) };
 }
 
-/// Swaps rows `row` and `other` of `a` in every column outside the panel (columns k0..k0 +
-/// width), worker `worker` of `workers` taking every workers-th column: successive swaps of
-/// one column stay with one thread, so they happen in order.
+/// Swaps rows `rows.0` and `rows.1` of `a` in the columns `swapped` (a range holding the
+/// panel's columns `panel.0..panel.0 + panel.1`) but the panel's, worker `worker` of `workers`
+/// taking every workers-th column: successive swaps of one column stay with one thread, so
+/// they happen in order.
 #[inline(always)]
 unsafe fn swap_outside_panel<T: Float>(
     a: *mut T,
     n: u32,
-    k0: u32,
-    width: u32,
-    row: u32,
-    other: u32,
+    panel: (u32, u32),
+    swapped: (u32, u32),
+    rows: (u32, u32),
     worker: u32,
     workers: u32,
 ) {
+    let ((k0, width), (begin, end), (row, other)) = (panel, swapped, rows);
     let mut j = worker;
-    while j < n - width {
-        let col = if j < k0 { j } else { j + width };
-        // SAFETY: the caller's rows are < n; col < n.
+    while j < end - begin - width {
+        let col = if begin + j < k0 { begin + j } else { begin + j + width };
+        // SAFETY: the caller's rows are < n; col < end <= n.
         unsafe { core::ptr::swap(a.add((row * n + col) as usize), a.add((other * n + col) as usize)) };
         j += workers;
     }
@@ -298,6 +310,115 @@ unsafe fn store_rows<T: Float, const NB: u32>(
         // SAFETY: the caller's bounds.
         unsafe { *a.add(((first + r) * n + k0 + col) as usize) = tile.get(r * (NB + 1) + col) };
         r += THREADS / NB;
+    }
+}
+
+/// LAPACK's `laswp` for the steps k0..k0 + width (width <= SWAP_ROWS): row k0 + i swapped with
+/// row pivots[k0 + i], in order of i, in the columns 0..left_end and right_begin..n (those
+/// outside a block column, whose own columns the panels swapped). Block b takes SWAP_COLS of
+/// those columns: it stages rows k0..k0 + width and the rows below them that the swaps reach,
+/// swaps in shared memory (a thread per column), and writes both back; every global access is
+/// independent of the others, so the swaps' chain runs at shared-memory latency.
+/// Launch: ceil(columns / SWAP_COLS) blocks of BLOCKED_THREADS; shared bytes:
+/// `swap_rows_shared_bytes(width)`.
+#[gpu::kernel(T = f32 | f64)]
+pub unsafe fn swap_rows<T: Float>(
+    n: u32,
+    a: *mut T,
+    pivots: *const u32,
+    k0: u32,
+    width: u32,
+    left_end: u32,
+    right_begin: u32,
+) {
+    const COLS: u32 = SWAP_COLS;
+    const NONE: u32 = u32::MAX;
+    let tid = thread_idx_x();
+    let inside = shared::dynamic::<T>(); // rows k0..k0 + width, width x COLS
+    let outside = inside.after::<T>(width * COLS); // a row below, at its first swap's slot
+    let partners = outside.after::<u32>(width * COLS); // pivots[k0 + i]
+    let slots = partners.after::<u32>(width); // a partner below: the first step swapping it
+    let mut i = tid;
+    while i < width {
+        // SAFETY: i < width; pivots holds the steps k0..k0 + width.
+        unsafe { partners.set(i, *pivots.add((k0 + i) as usize)) };
+        i += THREADS;
+    }
+    sync_threads();
+    let mut i = tid;
+    while i < width {
+        // SAFETY: indices below width.
+        unsafe {
+            let p = partners.get(i);
+            let mut first = NONE;
+            if p >= k0 + width {
+                let mut j = 0;
+                while first == NONE {
+                    if partners.get(j) == p {
+                        first = j;
+                    }
+                    j += 1;
+                }
+            }
+            slots.set(i, first);
+        }
+        i += THREADS;
+    }
+    sync_threads();
+    let c = tid % COLS;
+    let j = block_idx_x() * COLS + c;
+    let valid = j < left_end + (n - right_begin); // the host passes right_begin <= n
+    let col = if j < left_end { j } else { right_begin + (j - left_end) };
+    let mut r = tid / COLS;
+    while r < width {
+        if valid {
+            // SAFETY: rows k0 + r and the partners are < n, col < n; shared indices below
+            // width x COLS.
+            unsafe {
+                inside.set(r * COLS + c, *a.add(((k0 + r) * n + col) as usize));
+                if slots.get(r) == r {
+                    outside.set(r * COLS + c, *a.add((partners.get(r) * n + col) as usize));
+                }
+            }
+        }
+        r += THREADS / COLS;
+    }
+    sync_threads();
+    if tid < COLS && valid {
+        for i in 0..width {
+            // SAFETY: indices below width x COLS (a partner inside is below k0 + width).
+            unsafe {
+                let p = partners.get(i);
+                if p == k0 + i {
+                    continue;
+                }
+                let here = i * COLS + c;
+                let held = inside.get(here);
+                if p < k0 + width {
+                    let there = (p - k0) * COLS + c;
+                    inside.set(here, inside.get(there));
+                    inside.set(there, held);
+                } else {
+                    let there = slots.get(i) * COLS + c;
+                    inside.set(here, outside.get(there));
+                    outside.set(there, held);
+                }
+            }
+        }
+    }
+    sync_threads();
+    let mut r = tid / COLS;
+    while r < width {
+        if valid {
+            // SAFETY: as for the loads.
+            unsafe {
+                *a.add(((k0 + r) * n + col) as usize) = inside.get(r * COLS + c);
+                if slots.get(r) == r {
+                    *a.add((partners.get(r) * n + col) as usize) = outside.get(r * COLS + c);
+                }
+            }
+        }
+        r += THREADS / COLS;
     }
 }
 
