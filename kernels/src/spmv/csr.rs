@@ -4,7 +4,7 @@
 //! (nnz each), `x` (cols), `y` (rows). Launch shapes are given per kernel; every kernel
 //! checks its row or nonzero index against the sizes passed in.
 
-use crate::device::memory::load_nc;
+use crate::device::memory::{load_nc, load_stream};
 use crate::device::shared;
 use crate::device::thread::{WARP_SIZE, block_dim_x, index_1d, lane_id, sync_threads, thread_idx_x, warp_id};
 use crate::device::warp::{self, sync_warp};
@@ -402,7 +402,7 @@ pub unsafe fn merge<T: Float>(
     }
     // Two products in flight per lane.
     let product = |j: u32| unsafe {
-        load_nc(values.add(j as usize)) * load_nc(x.add(load_nc(col_idx.add(j as usize)) as usize))
+        load_stream(values.add(j as usize)) * load_nc(x.add(load_stream(col_idx.add(j as usize)) as usize))
     };
     let mut j = nz0 + lane;
     while j + WARP_SIZE < nz1 {
