@@ -400,7 +400,8 @@ pub unsafe fn merge<T: Float>(
         unsafe { row_ends.set(i, end) };
         i += WARP_SIZE;
     }
-    // Two products in flight per lane.
+    // Two products in flight per lane. Each line of the matrix is read once, by one warp:
+    // evict-first keeps x in L2 instead (PERF.md).
     let product = |j: u32| unsafe {
         load_stream(values.add(j as usize)) * load_nc(x.add(load_stream(col_idx.add(j as usize)) as usize))
     };
