@@ -191,34 +191,31 @@ impl<T: Scalar> BlockedLu<T> {
         let n32 = n as u32;
         // SAFETY: perm holds n words.
         unsafe { kernels::identity_permutation(gpu, Launch::linear(n, 256), n32, &mut self.perm)? };
-        let nb = self.panel_width;
         let use_barrier = (self.exchange == PanelExchange::Barrier) as u32;
         if use_barrier != 0 {
             gpu.memset_zeros(&mut self.barriers)?;
         }
         // Block column j is factored (on the panel stream, beside the trailing update of
-        // step j - 1), then, on the GPU's stream, its row swaps reach the other columns, its
-        // block row is solved, the next block column is updated, the next factorisation starts,
-        // and the rest of the matrix is updated meanwhile.
+        // step j - 1). Then, on the GPU's stream, what the next block column needs first: its
+        // rows swapped, its part of the block row solved, its update. Its factorisation starts
+        // and the same steps for the other columns run beside it.
         let blocks: Vec<Range<usize>> =
             (0..n).step_by(BLOCK_COLUMN).map(|b| b..(b + BLOCK_COLUMN).min(n)).collect();
         self.queue_block_column(gpu.into(), blocks[0].clone(), use_barrier)?;
         for (j, block) in blocks.iter().enumerate() {
-            self.queue_swap_rows(gpu, block.clone())?;
-            // The block row right of the block column: U12 = L11^-1 A12, panel by panel.
-            for k0 in block.clone().step_by(nb) {
-                let width = nb.min(block.end - k0);
-                self.queue_trsm(gpu.into(), k0, width, block.end..n)?;
-                self.queue_update(gpu.into(), k0..k0 + width, k0 + width..block.end, block.end..n)?;
-            }
-            // A22 -= L21 U12 with the block column's k: the next block column first.
-            let (ks, rows) = (block.clone(), block.end..n);
-            let Some(next) = blocks.get(j + 1) else { break };
-            self.queue_update(gpu.into(), ks.clone(), rows.clone(), next.clone())?;
+            let next = blocks.get(j + 1).cloned().unwrap_or(n..n);
+            self.queue_swap_rows(gpu, block.clone(), 0..0, next.clone())?;
+            self.queue_block_row(gpu, block.clone(), next.clone())?;
+            self.queue_update(gpu.into(), block.clone(), block.end..n, next.clone())?;
             let panel_stream = self.panel_stream.clone();
-            panel_stream.join(gpu.stream()).map_err(Error::driver("stream wait"))?;
-            self.queue_block_column(gpu.on(&panel_stream), next.clone(), use_barrier)?;
-            self.queue_update(gpu.into(), ks, rows, next.end..n)?;
+            if !next.is_empty() {
+                panel_stream.join(gpu.stream()).map_err(Error::driver("stream wait"))?;
+                self.queue_block_column(gpu.on(&panel_stream), next.clone(), use_barrier)?;
+            }
+            let rest = next.end..n;
+            self.queue_swap_rows(gpu, block.clone(), 0..block.start, rest.clone())?;
+            self.queue_block_row(gpu, block.clone(), rest.clone())?;
+            self.queue_update(gpu.into(), block.clone(), block.end..n, rest)?;
             gpu.stream().join(&panel_stream).map_err(Error::driver("stream wait"))?;
         }
         queue_pivot_check::<T>(gpu, MatrixView::full(&self.lu, n, n)?, self.tolerance, &mut self.info)
@@ -239,10 +236,28 @@ impl<T: Scalar> BlockedLu<T> {
         Ok(())
     }
 
-    /// Queues the row swaps of the block column `block` on every column outside it.
-    fn queue_swap_rows(&mut self, gpu: &Gpu, block: Range<usize>) -> Result<()> {
-        let n = self.n;
-        let columns = n - block.len();
+    /// Queues U12 = L11^-1 A12 for the block column `block` and the columns `columns` right
+    /// of it, panel by panel (each panel's rows solved, then the block row's rows below them
+    /// updated).
+    fn queue_block_row(&mut self, gpu: &Gpu, block: Range<usize>, columns: Range<usize>) -> Result<()> {
+        for k0 in block.clone().step_by(self.panel_width) {
+            let width = self.panel_width.min(block.end - k0);
+            self.queue_trsm(gpu.into(), k0, width, columns.clone())?;
+            self.queue_update(gpu.into(), k0..k0 + width, k0 + width..block.end, columns.clone())?;
+        }
+        Ok(())
+    }
+
+    /// Queues the row swaps of the block column `block` on the columns `left` (left of it,
+    /// starting at 0) and `right` (right of it).
+    fn queue_swap_rows(
+        &mut self,
+        gpu: &Gpu,
+        block: Range<usize>,
+        left: Range<usize>,
+        right: Range<usize>,
+    ) -> Result<()> {
+        let columns = left.len() + right.len();
         if columns == 0 {
             return Ok(());
         }
@@ -251,18 +266,19 @@ impl<T: Scalar> BlockedLu<T> {
                 .shared(abi::solve::swap_rows_shared_bytes(block.len(), size_of::<T>()));
         let (k0, width) = (block.start as u32, block.len() as u32);
         // SAFETY: the pivots of steps k0..k0 + width are rows of the n x n matrix below them;
-        // the columns 0..block.start and block.end..n lie inside it.
+        // the columns `left` (from 0) and `right` lie inside it.
         unsafe {
             kernels::swap_rows::<T>(
                 gpu,
                 launch,
-                n as u32,
+                self.n as u32,
                 &mut self.lu,
                 &self.pivots,
                 k0,
                 width,
-                block.start as u32,
-                block.end as u32,
+                left.end as u32,
+                right.start as u32,
+                right.end as u32,
             )
         }
     }

@@ -313,9 +313,10 @@ unsafe fn store_rows<T: Float, const NB: u32>(
     }
 }
 
-/// LAPACK's `laswp` for the steps k0..k0 + width (width <= SWAP_ROWS): row k0 + i swapped with
-/// row pivots[k0 + i], in order of i, in the columns 0..left_end and right_begin..n (those
-/// outside a block column, whose own columns the panels swapped). Block b takes SWAP_COLS of
+/// LAPACK's `laswp` for the steps k0..k0 + width (width <= 256, a block column): row k0 + i swapped
+/// with row pivots[k0 + i], in order of i, in the columns 0..left_end and
+/// right_begin..right_end (outside the steps' block column, whose own columns the panels
+/// swapped). Block b takes SWAP_COLS of
 /// those columns: it stages rows k0..k0 + width and the rows below them that the swaps reach,
 /// swaps in shared memory (a thread per column), and writes both back; every global access is
 /// independent of the others, so the swaps' chain runs at shared-memory latency.
@@ -330,6 +331,7 @@ pub unsafe fn swap_rows<T: Float>(
     width: u32,
     left_end: u32,
     right_begin: u32,
+    right_end: u32,
 ) {
     const COLS: u32 = SWAP_COLS;
     const NONE: u32 = u32::MAX;
@@ -367,7 +369,7 @@ pub unsafe fn swap_rows<T: Float>(
     sync_threads();
     let c = tid % COLS;
     let j = block_idx_x() * COLS + c;
-    let valid = j < left_end + (n - right_begin); // the host passes right_begin <= n
+    let valid = j < left_end + (right_end - right_begin); // right_begin <= right_end <= n
     let col = if j < left_end { j } else { right_begin + (j - left_end) };
     let mut r = tid / COLS;
     while r < width {
