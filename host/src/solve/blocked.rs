@@ -3,23 +3,22 @@
 //! factored panel by panel (64 or 128 columns): the persistent panel kernel (pivot search, row
 //! swaps inside the block column, elimination inside the panel), the triangular solve of the
 //! panel's block row up to the block column's end, and the update of the block column's rest.
-//! Then, on the GPU's stream, the block column's row swaps reach every other column
-//! (`swap_rows`, LAPACK's laswp), its block row to the right is solved panel by panel, and the
-//! trailing update A22 -= L21 U12 (k = [`BLOCK_COLUMN`]) runs in two parts: the next block
-//! column first, whose factorisation then starts on a second stream of the highest priority
-//! while the rest of the update runs (the panels are latency-bound, the update is not). The
+//! Then, on the GPU's stream, the next block column gets what it needs: the row swaps
+//! (`swap_rows`, LAPACK's laswp), its part of the block row (triangular solves, panel by panel)
+//! and its part of the trailing update A22 -= L21 U12 (k = [`BLOCK_COLUMN`]). Its
+//! factorisation starts on a second stream of the highest priority, and the same three steps
+//! for the other columns run meanwhile (the panels are latency-bound, the update is not). The
 //! updates are the GEMM-update kernel (`kernels/src/gemm/update.rs`: tensor cores for f64) in
 //! place with leading dimension n. Then a check of the pivots, and for each solve: b permuted,
 //! L y = P b, U x = y.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use super::{check_gpu_size, next_epoch, queue_pivot_check, queue_triangular_solve, read_pivot_check};
 use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::gemm::update::{UpdateKernel, update};
-use std::sync::Arc;
-
 use crate::gpu::{CudaSlice, CudaStream, Gpu, Launch, MatrixView, MatrixViewMut, Queue};
 use crate::kernels::solve::blocked as kernels;
 use crate::memory::Footprint;
