@@ -84,11 +84,6 @@ fn upload<T: Scalar>(held: &[Part<T>], gpus: Vec<Arc<Gpu>>) -> Result<Uploaded<T
     Ok((parts, halos))
 }
 
-/// The GPU of each part.
-fn gpus_of<T>(parts: &[DevicePart<T>]) -> Vec<&Gpu> {
-    parts.iter().map(|p| &*p.gpu).collect()
-}
-
 /// A part of a distributed matrix on its GPU.
 pub struct DevicePart<T> {
     pub rank: usize,
@@ -214,7 +209,7 @@ impl<T: Scalar> DistCsr<T> {
 
     /// The GPU of each held part.
     fn gpus(&self) -> Vec<&Gpu> {
-        gpus_of(&self.parts)
+        self.parts.iter().map(|p| &*p.gpu).collect()
     }
 
     /// The parts of a global vector that this process holds.
@@ -270,8 +265,9 @@ impl<T: Scalar> DistCsr<T> {
     /// and all-reduce (milliseconds each), which then falls in the setup, not in a solve.
     fn connect(mut self) -> Result<DistCsr<T>> {
         self.start_exchange()?;
-        self.comm.release(&self.gpus())?;
-        self.comm.any_failed(&self.gpus(), false)?;
+        let gpus = self.gpus();
+        self.comm.release(&gpus)?;
+        self.comm.any_failed(&gpus, false)?;
         Ok(self)
     }
 
@@ -294,7 +290,7 @@ impl<T: Scalar> DistCsr<T> {
         for (i, p) in self.parts.iter().enumerate() {
             spmv(&p.gpu, &p.local, CsrKernel::Adaptive, BlockWarps::DEFAULT, &x.parts[i], &mut y.parts[i])?;
         }
-        self.comm.release(&gpus_of(&self.parts))?;
+        self.comm.release(&self.gpus())?;
         for (i, p) in self.parts.iter().enumerate() {
             let count = p.boundary_rows.len();
             if count > 0 {

@@ -225,9 +225,8 @@ impl<T: Scalar> BlockedLu<T> {
     /// block column), its block row up to the block column's end, and the update of the block
     /// column's rest.
     fn queue_block_column(&mut self, queue: Queue, block: Range<usize>, use_barrier: u32) -> Result<()> {
-        let (n, nb) = (self.n, self.panel_width);
-        for k0 in block.clone().step_by(nb) {
-            let width = nb.min(block.end - k0);
+        let n = self.n;
+        for (k0, width) in self.panels(&block) {
             self.queue_panel(queue, k0, width, block.clone(), use_barrier)?;
             self.queue_trsm(queue, k0, width, k0 + width..block.end)?;
             self.queue_update(queue, k0..k0 + width, k0 + width..n, k0 + width..block.end)?;
@@ -235,12 +234,17 @@ impl<T: Scalar> BlockedLu<T> {
         Ok(())
     }
 
+    /// The panels of the block column `block`: (first column, width).
+    fn panels(&self, block: &Range<usize>) -> impl Iterator<Item = (usize, usize)> + use<T> {
+        let (nb, end) = (self.panel_width, block.end);
+        block.clone().step_by(nb).map(move |k0| (k0, nb.min(end - k0)))
+    }
+
     /// Queues U12 = L11^-1 A12 for the block column `block` and the columns `columns` right
     /// of it, panel by panel (each panel's rows solved, then the block row's rows below them
     /// updated).
     fn queue_block_row(&mut self, gpu: &Gpu, block: Range<usize>, columns: Range<usize>) -> Result<()> {
-        for k0 in block.clone().step_by(self.panel_width) {
-            let width = self.panel_width.min(block.end - k0);
+        for (k0, width) in self.panels(&block) {
             self.queue_trsm(gpu.into(), k0, width, columns.clone())?;
             self.queue_update(gpu.into(), k0..k0 + width, k0 + width..block.end, columns.clone())?;
         }

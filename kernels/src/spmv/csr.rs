@@ -357,8 +357,8 @@ pub unsafe fn long_row_chunks<T: Float>(
 /// of every row that ends in its items, the first of them plus what earlier lanes carried in
 /// (a segmented scan of the lanes' carries by shuffles). The sums are staged in shared memory
 /// beside the products and go to y in one coalesced pass (scattered stores of single rows
-/// cost a partial sector each). A row still open at the end of the tile leaves its partial sum in `carries[w]`:
-/// [`merge_fixup`] adds it to the row afterwards.
+/// cost a partial sector each). A row still open at the end of the tile leaves its partial
+/// sum in `carries[w]`: [`merge_fixup`] adds it to the row afterwards.
 /// Launch: a warp per tile, blocks of whole warps; shared bytes:
 /// `abi::spmv::merge_shared_bytes` for the block's warps.
 #[gpu::kernel(T = f32 | f64)]
