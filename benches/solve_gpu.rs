@@ -144,18 +144,18 @@ fn run<T: Scalar>(s: &mut Session, table: &mut Vec<Record>, n: usize, vendor_siz
         Ok(String::new())
     });
     // The default panel width, exchange and update; at the cuSOLVER sizes the other ones too.
-    let exchanges = [blocked::PanelExchange::Barrier, blocked::PanelExchange::Flags];
+    let exchanges = [blocked::PanelExchange::Tagged, blocked::PanelExchange::Barrier];
     let default_update = UpdateKernel::default_for::<T>(gpu);
     let mut variants: Vec<_> =
         blocked::PANEL_WIDTHS.into_iter().flat_map(|w| exchanges.map(|e| (w, e, default_update))).collect();
     let other_update =
         [UpdateKernel::Dmma, UpdateKernel::Pipelined].into_iter().find(|&u| u != default_update);
     if let Some(update) = other_update.filter(|_| T::NAME == "f64" && gpu.ptx_arch() >= 90) {
-        variants.push((blocked::DEFAULT_PANEL_WIDTH, blocked::PanelExchange::Barrier, update));
+        variants.push((blocked::DEFAULT_PANEL_WIDTH, blocked::DEFAULT_EXCHANGE, update));
     }
     for (width, exchange, update) in variants {
         let default = width == blocked::DEFAULT_PANEL_WIDTH
-            && exchange == blocked::PanelExchange::Barrier
+            && exchange == blocked::DEFAULT_EXCHANGE
             && update == default_update;
         if !default && (!vendor_size || dominant) {
             continue;

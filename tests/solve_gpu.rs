@@ -108,13 +108,13 @@ fn blocked_lu_at_panel_boundaries_with_either_update() {
         let (a, _, b) = manufactured_system::<f64>(n, 1, n as u64).unwrap();
         let tolerance = check_system(&a, &b, 1).unwrap();
         let cpu_x = cpu::solve(&a, &b, 1).unwrap();
-        let mut variants = vec![(64, UpdateKernel::Simt, PanelExchange::Flags)];
+        let mut variants = vec![(64, UpdateKernel::Simt, PanelExchange::Tagged)];
         if gpu.ptx_arch() >= 90 {
             variants.push((64, UpdateKernel::Pipelined, PanelExchange::Barrier));
         }
         for width in PANEL_WIDTHS {
             variants.extend(
-                [PanelExchange::Flags, PanelExchange::Barrier].map(|e| (width, UpdateKernel::Dmma, e)),
+                [PanelExchange::Tagged, PanelExchange::Barrier].map(|e| (width, UpdateKernel::Dmma, e)),
             );
         }
         for (width, update, exchange) in variants {

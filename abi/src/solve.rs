@@ -29,6 +29,28 @@ pub const fn panel_shared_bytes(rows_per_block: usize, nb: usize, elem_size: usi
         + 32 * 4
 }
 
+/// Tagged words (`kernels::device::tagged`, 4 bytes of a value each) per value.
+pub const fn tagged_words(elem_size: usize) -> usize {
+    elem_size.div_ceil(4)
+}
+
+/// Tagged words of a panel block's candidate: its row, |pivot| and the row's nb values.
+pub const fn panel_slot_words(nb: usize, elem_size: usize) -> usize {
+    1 + (nb + 1) * tagged_words(elem_size)
+}
+
+/// Tagged words the panel kernel exchanges through, for `blocks` blocks: two candidate slots
+/// per block (even and odd columns), then two diagonal rows.
+pub const fn panel_exchange_words(blocks: usize, nb: usize, elem_size: usize) -> usize {
+    2 * blocks * panel_slot_words(nb, elem_size) + 2 * nb * tagged_words(elem_size)
+}
+
+/// Tagged words of the triangular solve's published x for `n` rows and `nrhs` right-hand
+/// sides (the last chunk padded to 32 rows).
+pub const fn triangular_exchange_words(n: usize, nrhs: usize, elem_size: usize) -> usize {
+    n.div_ceil(TRIANGULAR_CHUNK as usize) * TRIANGULAR_CHUNK as usize * nrhs * tagged_words(elem_size)
+}
+
 /// Shared bytes of the trsm kernel for a panel `nb` wide: L11 (nb x (nb + 1)) and the block
 /// row's `TRSM_COLS` columns.
 pub const fn trsm_shared_bytes(nb: usize, elem_size: usize) -> usize {

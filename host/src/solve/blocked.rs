@@ -15,7 +15,9 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::{check_gpu_size, next_epoch, queue_pivot_check, queue_triangular_solve, read_pivot_check};
+use super::{
+    check_gpu_size, next_epoch, queue_pivot_check, queue_triangular_solve, read_pivot_check, triangular_words,
+};
 use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::gemm::update::{UpdateKernel, update};
@@ -38,21 +40,24 @@ const MAX_NB: usize = 128;
 pub const BLOCK_COLUMN: usize = 256;
 const _: () = assert!(BLOCK_COLUMN.is_multiple_of(MAX_NB), "panels start at multiples of their width");
 const THREADS: u32 = abi::solve::BLOCKED_THREADS;
-/// Fewest panel rows per block: below this, fewer blocks (fewer flags to wait for) win.
+/// Fewest panel rows per block: below this, fewer blocks (fewer candidates to wait for) win.
 const MIN_ROWS_PER_BLOCK: usize = 32;
-/// Most blocks of the panel kernel: one thread of each block waits for each block's flag,
+/// Most blocks of the panel kernel: one thread of each block waits for each block's candidate,
 /// and some threads must be left to apply the row swaps.
 const MAX_PANEL_BLOCKS: usize = 192;
 
-/// How the panel kernel's blocks exchange their pivot candidates each column.
+/// How the panel kernel's blocks meet each column to exchange their pivot candidates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PanelExchange {
-    /// A grid barrier per column (one atomic counter, one waiting thread per block): the
-    /// default, and the faster (PERF.md).
+    /// No meeting: each block reads the others' candidates as their tagged words land (the
+    /// default, and the faster: PERF.md).
+    Tagged,
+    /// A grid barrier per column (one atomic counter), then the reads: the classic way.
     Barrier,
-    /// Each block raises a flag per column; one thread per block waits for each block's flag.
-    Flags,
 }
+
+/// The default exchange.
+pub const DEFAULT_EXCHANGE: PanelExchange = PanelExchange::Tagged;
 
 /// The LU factors of one n x n matrix on the device, and the buffers to get and use them.
 pub struct BlockedLu<T> {
@@ -68,20 +73,18 @@ pub struct BlockedLu<T> {
     pivots: CudaSlice<u32>,
     /// Row i of P A is row perm[i] of A.
     perm: CudaSlice<u32>,
-    /// The panel kernel's scratch: two candidate slots and flags per block, two diagonal rows;
-    /// the flags' values so far (each panel column raises them to a new one).
-    candidates: CudaSlice<T>,
-    candidate_rows: CudaSlice<u32>,
-    diagonal_rows: CudaSlice<T>,
-    flags_panel: CudaSlice<u32>,
+    /// The panel kernel's tagged words (two candidate slots per block, two diagonal rows), and
+    /// the last tag used (each panel column tags its words with a new one).
+    exchange_words: CudaSlice<u64>,
     panel_epoch: u32,
     /// One zeroed barrier word per panel (with [`PanelExchange::Barrier`]).
     barriers: CudaSlice<u32>,
     info: CudaSlice<u32>,
     /// The next block column's panels run here, beside the trailing update (look-ahead).
     panel_stream: Arc<CudaStream>,
-    /// getrs: flags of the triangular solves, and P b and L^-1 P b (grown to the widest B).
-    flags: CudaSlice<u32>,
+    /// getrs: the words the triangular solves publish x in, and P b and L^-1 P b (grown to the
+    /// widest B).
+    published: CudaSlice<u64>,
     epoch: u32,
     permuted: CudaSlice<T>,
     forward: CudaSlice<T>,
@@ -94,30 +97,29 @@ impl<T: Scalar> BlockedLu<T> {
         check_gpu_size(n)?;
         let sms = gpu.props().sm_count.max(1) as usize;
         // The factor, the getrs vectors and the panel kernel's scratch.
-        let scratch = (2 * sms * (MAX_NB + 1) + 2 * MAX_NB) as u128;
+        let exchange_words =
+            abi::solve::panel_exchange_words(sms.min(MAX_PANEL_BLOCKS), MAX_NB, size_of::<T>());
         Footprint::new(format!("the blocked LU of size {n}"))
-            .device::<T>(n as u128 * n as u128 + 2 * n as u128 + scratch)
-            .device::<u32>(4 * n as u128 + 4 * sms as u128)
+            .device::<T>(n as u128 * n as u128 + 2 * n as u128)
+            .device::<u64>((exchange_words + triangular_words::<T>(n, 1)) as u128)
+            .device::<u32>(4 * n as u128)
             .check_device(gpu)?;
         let lu = BlockedLu {
             n,
             tolerance,
             update: UpdateKernel::default_for::<T>(gpu),
             panel_width: DEFAULT_PANEL_WIDTH,
-            exchange: PanelExchange::Barrier,
+            exchange: DEFAULT_EXCHANGE,
             sms,
             lu: gpu.zeros(n * n)?,
             pivots: gpu.zeros(n)?,
             perm: gpu.zeros(n)?,
-            candidates: gpu.zeros(2 * sms * (MAX_NB + 1))?,
-            candidate_rows: gpu.zeros(2 * sms)?,
-            diagonal_rows: gpu.zeros(2 * MAX_NB)?,
-            flags_panel: gpu.zeros(2 * sms)?,
+            exchange_words: gpu.zeros(exchange_words)?,
             panel_epoch: 0,
             barriers: gpu.zeros(n.div_ceil(PANEL_WIDTHS[0]).max(1))?,
             info: gpu.zeros(1)?,
             panel_stream: gpu.urgent_stream()?,
-            flags: gpu.zeros(n.div_ceil(32).max(1))?,
+            published: gpu.zeros(triangular_words::<T>(n, 1))?,
             epoch: 0,
             permuted: gpu.zeros(n)?,
             forward: gpu.zeros(n)?,
@@ -301,16 +303,16 @@ impl<T: Scalar> BlockedLu<T> {
         let launch =
             Launch { grid: (blocks as u32, 1, 1), block: (THREADS, 1, 1), shared_bytes: shared as u32 };
         if self.panel_epoch > u32::MAX - 2 * MAX_NB as u32 {
-            queue.stream().memset_zeros(&mut self.flags_panel).map_err(Error::driver("memset"))?;
+            queue.stream().memset_zeros(&mut self.exchange_words).map_err(Error::driver("memset"))?;
             self.panel_epoch = 0;
         }
-        let epoch = self.panel_epoch + 1; // this panel's flags: epoch..epoch + width
+        let epoch = self.panel_epoch + 1; // this panel's tags: epoch..epoch + width
         self.panel_epoch += width as u32;
         let step = k0 / nb;
         let mut barrier = self.barriers.slice_mut(step..step + 1);
-        // SAFETY: the scratch holds two slots and flags for each of at most `sms` blocks, no
-        // flag holds this panel's values yet, this panel's barrier word was zeroed, and at most
-        // one block per SM with `shared` bytes keeps the whole grid resident.
+        // SAFETY: the exchange holds the words of at most min(sms, MAX_PANEL_BLOCKS) blocks,
+        // none tagged with this panel's tags yet; this panel's barrier word was zeroed, and at
+        // most one block per SM with `shared` bytes keeps the whole grid resident.
         unsafe {
             kernels::panel::<T>(
                 queue,
@@ -323,10 +325,7 @@ impl<T: Scalar> BlockedLu<T> {
                 rows_per_block as u32,
                 &mut self.pivots,
                 &mut self.perm,
-                &mut self.candidates,
-                &mut self.candidate_rows,
-                &mut self.diagonal_rows,
-                &mut self.flags_panel,
+                &mut self.exchange_words,
                 epoch,
                 &mut barrier,
                 use_barrier,
@@ -401,8 +400,8 @@ impl<T: Scalar> BlockedLu<T> {
             self.permuted = gpu.zeros(n * nrhs)?;
             self.forward = gpu.zeros(n * nrhs)?;
         }
-        if self.flags.len() < n.div_ceil(32) * nrhs {
-            self.flags = gpu.zeros(n.div_ceil(32) * nrhs)?;
+        if self.published.len() < triangular_words::<T>(n, nrhs) {
+            self.published = gpu.zeros(triangular_words::<T>(n, nrhs))?;
         }
         let (n32, nrhs32) = (n as u32, nrhs as u32);
         // SAFETY: b and `permuted` hold n x nrhs values, perm a permutation of 0..n.
@@ -423,7 +422,7 @@ impl<T: Scalar> BlockedLu<T> {
             MatrixView::new(&self.permuted, 0, n, nrhs, nrhs)?,
             MatrixViewMut::new(&mut self.forward, 0, n, nrhs, nrhs)?,
         );
-        queue_triangular_solve(gpu, lu, permuted, forward, false, true, &mut self.flags, epoch)?;
+        queue_triangular_solve(gpu, lu, permuted, forward, false, true, &mut self.published, epoch)?;
         let epoch = next_epoch(&mut self.epoch);
         let forward = MatrixView::new(&self.forward, 0, n, nrhs, nrhs)?;
         queue_triangular_solve(
@@ -433,7 +432,7 @@ impl<T: Scalar> BlockedLu<T> {
             MatrixViewMut::full(x, n, nrhs)?,
             true,
             false,
-            &mut self.flags,
+            &mut self.published,
             epoch,
         )
     }

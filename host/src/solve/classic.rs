@@ -4,7 +4,9 @@
 //! thread as the report did ([`BackSubstitution::Serial`]) or by the parallel triangular
 //! solve ([`BackSubstitution::Parallel`]).
 
-use super::{check_gpu_size, next_epoch, queue_pivot_check, queue_triangular_solve, read_pivot_check};
+use super::{
+    check_gpu_size, next_epoch, queue_pivot_check, queue_triangular_solve, read_pivot_check, triangular_words,
+};
 use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::gpu::{CudaSlice, Gpu, Launch, MatrixView, MatrixViewMut};
@@ -35,7 +37,8 @@ pub struct ClassicSolver<T> {
     /// Each findmax block's maximum and its row (slot 0: the pivot, after getmax).
     block_max: CudaSlice<T>,
     block_row: CudaSlice<u32>,
-    flags: CudaSlice<u32>,
+    /// The tagged words the parallel back substitution publishes x in.
+    published: CudaSlice<u64>,
     epoch: u32,
     info: CudaSlice<u32>,
 }
@@ -57,7 +60,7 @@ impl<T: Scalar> ClassicSolver<T> {
             m: gpu.zeros(len * len)?,
             block_max: gpu.zeros(blocks)?,
             block_row: gpu.zeros(blocks)?,
-            flags: gpu.zeros(n.div_ceil(32).max(1))?,
+            published: gpu.zeros(triangular_words::<T>(n, 1))?,
             epoch: 0,
             info: gpu.zeros(1)?,
         })
@@ -122,7 +125,7 @@ impl<T: Scalar> ClassicSolver<T> {
                 let u = MatrixView::new(&self.m, 0, n, n, len)?;
                 let b = MatrixView::new(&self.m, n, n, 1, len)?;
                 let x = MatrixViewMut::new(x, 0, n, 1, 1)?;
-                queue_triangular_solve(gpu, u, b, x, true, false, &mut self.flags, epoch)
+                queue_triangular_solve(gpu, u, b, x, true, false, &mut self.published, epoch)
             }
         }
     }

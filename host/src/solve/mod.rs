@@ -298,9 +298,9 @@ pub(crate) fn read_pivot_check(gpu: &Gpu, n: usize, tolerance: f64, info: &CudaS
 }
 
 /// X = T^-1 B with the n x n triangle of `a` (lower or upper, unit diagonal or not) for the
-/// columns of `b` and `x` (n x nrhs each). `flags` holds ceil(n / 32) words per right-hand
-/// side, none equal to `epoch`.
-#[allow(clippy::too_many_arguments)] // the TRSM shape: three blocks, the triangle's kind, flags
+/// columns of `b` and `x` (n x nrhs each). `published` holds the words x is also published
+/// in (`triangular_words`), none tagged `epoch`.
+#[allow(clippy::too_many_arguments)] // the TRSM shape: three blocks, the triangle's kind, words
 pub(crate) fn queue_triangular_solve<T: Scalar>(
     gpu: &Gpu,
     a: MatrixView<'_, T>,
@@ -308,7 +308,7 @@ pub(crate) fn queue_triangular_solve<T: Scalar>(
     x: MatrixViewMut<'_, T>,
     upper: bool,
     unit_diagonal: bool,
-    flags: &mut CudaSlice<u32>,
+    published: &mut CudaSlice<u64>,
     epoch: u32,
 ) -> Result<()> {
     let (n, nrhs) = (a.rows(), b.cols());
@@ -324,10 +324,10 @@ pub(crate) fn queue_triangular_solve<T: Scalar>(
         )));
     }
     let chunks = n.div_ceil(abi::solve::TRIANGULAR_CHUNK as usize);
-    if flags.len() < chunks * nrhs {
+    if published.len() < triangular_words::<T>(n, nrhs) {
         return Err(Error::InvalidInput(format!(
-            "triangular solve: {} flags for {chunks} chunks x {nrhs} right-hand sides",
-            flags.len()
+            "triangular solve: {} words to publish x in, for {n} rows x {nrhs} right-hand sides",
+            published.len()
         )));
     }
     if nrhs > 65_535 {
@@ -337,8 +337,8 @@ pub(crate) fn queue_triangular_solve<T: Scalar>(
         .shared(abi::solve::triangular_shared_bytes(size_of::<T>()));
     let (upper, unit) = (upper as u32, unit_diagonal as u32);
     // SAFETY: the views were checked against their buffers and against each other above; the
-    // flags too.
-    unsafe { kernels::triangular::triangular(gpu, launch, n as u32, a, b, x, upper, unit, flags, epoch) }
+    // words too.
+    unsafe { kernels::triangular::triangular(gpu, launch, n as u32, a, b, x, upper, unit, published, epoch) }
 }
 
 /// out (cols x rows) = a^T for a row-major rows x cols matrix: a row-major matrix's storage
@@ -368,7 +368,12 @@ pub(crate) fn queue_transpose<T: Scalar>(
     unsafe { kernels::transpose::transpose(gpu, launch, rows as u32, cols as u32, a, out) }
 }
 
-/// The next epoch of a flag buffer (never 0, the value of fresh flags).
+/// The tagged words a triangular solve publishes x in (n rows, nrhs right-hand sides).
+pub(crate) fn triangular_words<T: Scalar>(n: usize, nrhs: usize) -> usize {
+    abi::solve::triangular_exchange_words(n, nrhs, size_of::<T>()).max(1)
+}
+
+/// The next epoch of a flag or tag buffer (never 0, the value of fresh words).
 pub(crate) fn next_epoch(epoch: &mut u32) -> u32 {
     *epoch = epoch.wrapping_add(1).max(1);
     *epoch

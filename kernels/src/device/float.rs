@@ -4,9 +4,11 @@ use core::ops::{Add, Div, Mul, Neg, Sub};
 
 use crate::device::atomic::AtomicAdd;
 use crate::device::memory::LoadNc;
+use crate::device::tagged::Tagged;
 use crate::device::warp::Shuffle;
 
-/// `f32` or `f64`: arithmetic, warp shuffles, atomic add and read-only cached loads.
+/// `f32` or `f64`: arithmetic, warp shuffles, atomic add, read-only cached loads and tagged
+/// words.
 pub trait Float:
     Copy
     + PartialOrd
@@ -18,6 +20,7 @@ pub trait Float:
     + Shuffle
     + AtomicAdd
     + LoadNc
+    + Tagged
 {
     const ZERO: Self;
     const ONE: Self;

@@ -76,6 +76,7 @@ macro_rules! relaxed_impl {
 relaxed_impl!(u32, "b32", reg32);
 relaxed_impl!(f32, "b32", reg32);
 relaxed_impl!(f64, "b64", reg64);
+relaxed_impl!(u64, "b64", reg64);
 
 /// A load that sees the latest store of any thread of the GPU and that the compiler may not
 /// cache or drop (polling a value another block publishes): `ld.relaxed.gpu`, cheaper than a
@@ -230,4 +231,14 @@ pub unsafe fn load_pair<T: Copy>(address: *const T) -> [T; 2] {
 #[inline(always)]
 pub unsafe fn store_pair<T: Copy>(address: *mut T, values: [T; 2]) {
     unsafe { *address.cast::<Pair<T>>() = Pair(values) }
+}
+
+/// Asks L2 to fetch the 128-byte line holding `address` (`prefetch.global.L2`): no register
+/// waits for it, so a kernel can start the loads of data it needs only at its end.
+///
+/// # Safety
+/// `address` is a global-memory address (a prefetch of a bad one is a fault).
+#[inline(always)]
+pub unsafe fn prefetch_l2<T>(address: *const T) {
+    unsafe { asm!("prefetch.global.L2 [{a}];", a = in(reg64) address, options(readonly, nostack)) };
 }

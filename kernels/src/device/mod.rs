@@ -8,6 +8,7 @@ pub mod memory;
 pub mod mma;
 pub mod pipeline;
 pub mod shared;
+pub mod tagged;
 pub mod thread;
 pub mod warp;
 

@@ -22,6 +22,7 @@
 use abi::gemm::PipelinedShape;
 use abi::{Strided, StridedMut};
 
+use crate::device::memory::prefetch_l2;
 use crate::device::mma::Mma16x8x8;
 use crate::device::pipeline::{self, copy_4, copy_8, copy_16};
 use crate::device::shared::{self, SharedArray};
@@ -35,7 +36,8 @@ const GROUP_ROWS: u32 = 8;
 pub(super) enum Epilogue {
     /// C = A B.
     Store,
-    /// C -= A B (the trailing update).
+    /// C -= A B (the trailing update): C's tile is prefetched to L2 at the start, so that
+    /// the epilogue's loads of it find it there.
     Subtract,
 }
 
@@ -118,6 +120,9 @@ pub(super) unsafe fn main_loop<T: Mma16x8x8>(
         }
     };
     let k_tiles = k.div_ceil(shape.k);
+    if epilogue == Epilogue::Subtract {
+        prefetch_tile(c, m, n, row0, col0, shape, tid);
+    }
 
     // Prologue: the first stages - 1 k-tiles in flight, one group each (empty past the end).
     for s in 0..stages - 1 {
@@ -232,6 +237,21 @@ unsafe fn store_tile<T: Mma16x8x8>(
                     *out = if epilogue == Epilogue::Subtract { *out - value } else { value };
                 }
             }
+        }
+    }
+}
+
+/// Prefetches the BM x BN tile of C at (row0, col0), inside m x n, to L2: a 128-byte line per
+/// thread and pass.
+#[inline(always)]
+fn prefetch_tile<T>(c: StridedMut<T>, m: u32, n: u32, row0: u32, col0: u32, shape: PipelinedShape, tid: u32) {
+    let per_line = 128 / size_of::<T>() as u32;
+    let lines = shape.tile_n.div_ceil(per_line);
+    for p in (tid..shape.tile_m * lines).step_by(shape.threads as usize) {
+        let (row, col) = (row0 + p / lines, col0 + p % lines * per_line);
+        if row < m && col < n {
+            // SAFETY: (row, col) is inside C.
+            unsafe { prefetch_l2(c.at(row, col)) };
         }
     }
 }

@@ -16,19 +16,20 @@
 //! The panel is the latency-bound part: for every column, a search for the largest entry over
 //! all the rows below it. It runs as one persistent grid (one block per SM at most) whose
 //! blocks keep their rows of the panel in shared memory for the whole panel and exchange one
-//! candidate row each per column through global memory, meeting at a grid barrier (or, the
-//! slower alternative kept for comparison, waiting for each other's flags).
+//! candidate row each per column in tagged words (`device::tagged`): a block reads the others'
+//! candidates as soon as they land, with no barrier between (or, the classic alternative kept
+//! for comparison, after a grid barrier per column).
 
-use abi::solve::{BLOCKED_THREADS as THREADS, SWAP_COLS, TRSM_COLS};
+use abi::solve::{BLOCKED_THREADS as THREADS, SWAP_COLS, TRSM_COLS, panel_slot_words, tagged_words};
 
-use crate::device::memory::{fence_gpu, load_volatile, store_release};
 use crate::device::shared::{self, SharedArray};
+use crate::device::tagged::{self, Tagged};
 use crate::device::thread::{block_idx_x, grid_dim_x, index_1d, sync_threads, thread_idx_x};
 use crate::device::{Float, block, grid};
 
 // The panel width NB (64 or 128: the k of the trailing GEMM) is a const parameter. Rows of NB
 // values are stored NB + 1 apart in shared memory (odd: threads reading down a column hit
-// distinct banks); a candidate slot is |pivot| then the candidate's whole panel row, NB + 1.
+// distinct banks).
 
 /// Factors the panel of step `k0` (width `width` <= NB). Block b owns rows
 /// k0 + b R .. k0 + (b + 1) R (R = `rows_per_block`), staged in shared memory.
@@ -36,20 +37,20 @@ use crate::device::{Float, block, grid};
 /// Row swaps reach the columns `swap_begin..swap_end` (a range holding the panel's); the host
 /// applies them to the other columns with [`swap_rows`].
 ///
-/// For each column, every block publishes its best candidate (|pivot|, row and the whole
-/// panel row) in its slot and raises its flag to `epoch + c`; each block then waits for every
-/// flag (one polling thread per block), picks the pivot, swaps and eliminates. With
-/// `use_barrier` nonzero the blocks meet at a grid barrier on `barrier` (a word zeroed before
-/// the launch) instead of raising flags. Two slots and
-/// flags per block, for even and odd columns: a block can run at most one column ahead of the
-/// slowest, so it never overwrites what another block is still reading. Row swaps outside the
-/// panel are applied one column late, by the threads that do not poll, while they would
-/// otherwise wait. The multipliers are scaled at the end (each update scales on the fly).
+/// For each column c, every block publishes its best candidate (row, |pivot| and the whole
+/// panel row) in its slot of `exchange`, tagged `epoch + c`, and the owner of the diagonal row
+/// publishes that row (the swap partner); each block waits for every block's candidate (one
+/// thread per block), picks the pivot, reads its row, swaps and eliminates. With `use_barrier`
+/// nonzero the blocks also meet at a grid barrier on `barrier` (a word zeroed before the
+/// launch) before reading. Two slots per block, for even and odd columns: a block can run at
+/// most one column ahead of the slowest, so it never overwrites what another block is still
+/// reading. Row swaps outside the panel are applied one column late, by the threads that do
+/// not wait, while they would otherwise idle. The multipliers are scaled at the end (each
+/// update scales on the fly).
 ///
-/// Scratch in global memory: `candidates` 2 x grid x (NB + 1) values, `candidate_rows` and `flags`
-/// 2 x grid words (flags never equal to epoch..epoch + width at launch), `diagonal_rows`
-/// 2 x NB values. `pivots[k0 + c]` receives the row swapped with row k0 + c (LAPACK's ipiv,
-/// 0-based); `perm` (row i of P A is row perm[i] of A) gets the same swaps.
+/// `exchange` holds `abi::solve::panel_exchange_words(grid, NB, size_of T)` words, none tagged
+/// epoch..epoch + width at launch. `pivots[k0 + c]` receives the row swapped with row k0 + c
+/// (LAPACK's ipiv, 0-based); `perm` (row i of P A is row perm[i] of A) gets the same swaps.
 ///
 /// Launch: at most one block per SM and at most 256 blocks (all resident: blocks wait on each
 /// other), 256 threads; shared bytes: (R (NB + 1) + 2 NB + 32) size_of T + 32 * 4, each part
@@ -63,19 +64,23 @@ pub unsafe fn panel<T: Float, const NB: u32>(
     rows_per_block: u32,
     pivots: *mut u32,
     perm: *mut u32,
-    candidates: *mut T,
-    candidate_rows: *mut u32,
-    diagonal_rows: *mut T,
-    flags: *mut u32,
+    exchange: *mut u64,
     epoch: u32,
     barrier: *mut u32,
     use_barrier: u32,
     swap_begin: u32,
     swap_end: u32,
 ) {
-    let (stride, slot_len) = (NB + 1, NB + 1);
-    let use_barrier = use_barrier != 0;
+    let stride = NB + 1;
+    let words = tagged_words(size_of::<T>()) as u32;
+    let slot_words = panel_slot_words(NB as usize, size_of::<T>()) as u32;
     let (tid, block, blocks) = (thread_idx_x(), block_idx_x(), grid_dim_x());
+    // A slot: the row, |pivot|, then the row's values. After the 2 x grid slots: the diagonal
+    // rows, NB values each.
+    let slot_of = |parity: u32, b: u32| exchange.wrapping_add(((parity * blocks + b) * slot_words) as usize);
+    let row_values = |slot: *mut u64| slot.wrapping_add((1 + words) as usize);
+    let diagonal_of =
+        |parity: u32| exchange.wrapping_add((2 * blocks * slot_words + parity * NB * words) as usize);
     let first = k0 + block * rows_per_block;
     let owned = n.saturating_sub(first).min(rows_per_block);
     let owns = |row: u32| row >= first && row < first + owned;
@@ -104,57 +109,47 @@ pub unsafe fn panel<T: Float, const NB: u32>(
             r += row_step;
         }
     }
-    // The threads that do not poll flags apply the row swaps outside the panel.
+    // The threads that do not wait apply the row swaps outside the panel.
     let (swapper, swappers) =
         (block * (THREADS - blocks) + tid.wrapping_sub(blocks), blocks * (THREADS - blocks));
     let mut pending_swap = None;
 
     for c in 0..width {
         let d = k0 + c; // the diagonal row
-        let parity = c % 2;
+        let (parity, tag) = (c % 2, epoch + c);
         // 1. This block's candidate: the first largest |a[row][d]| over its rows >= d.
         let (block_best, block_row) = block::reduce_max_index(best, best_row, lowest, scratch, scratch_rows);
 
         // 2. Publish it with its whole row, and the diagonal row (the swap partner).
-        let slot = parity * blocks + block;
-        // SAFETY: slots < 2 x grid, values < NB; rows read from shared are owned ones.
+        let slot = slot_of(parity, block);
+        // SAFETY: slots and diagonal rows lie inside `exchange`; values < width <= NB; rows
+        // read from shared are owned ones.
         unsafe {
             if tid == 0 {
-                *candidates.add((slot * slot_len) as usize) = block_best;
-                *candidate_rows.add(slot as usize) = block_row;
+                block_row.publish(slot, tag);
+                block_best.publish(slot.add(1), tag);
             }
             if block_row != u32::MAX && tid < width {
-                *candidates.add((slot * slot_len + 1 + tid) as usize) =
-                    tile.get((block_row - first) * stride + tid);
+                let value = tile.get((block_row - first) * stride + tid);
+                value.publish(row_values(slot).add((tid * words) as usize), tag);
             }
             if owns(d) && tid < width {
-                *diagonal_rows.add((parity * NB + tid) as usize) = tile.get((d - first) * stride + tid);
+                let value = tile.get((d - first) * stride + tid);
+                value.publish(diagonal_of(parity).add((tid * words) as usize), tag);
             }
-            sync_threads();
-            if use_barrier {
+            if use_barrier != 0 {
                 grid::barrier(barrier, c + 1);
-            } else if tid == 0 {
-                fence_gpu(); // the whole block's stores above, before the flag
-                store_release(flags.add(slot as usize), epoch + c);
             }
         }
 
         // 3. The pivot: the best candidate of the grid (the lowest row among equals). Thread g
-        // waits for block g's flag; the others apply the previous column's row swap meanwhile.
+        // waits for block g's; the others apply the previous column's row swap meanwhile.
         let (mut candidate, mut candidate_row) = (lowest, u32::MAX);
         if tid < blocks {
-            let slot = parity * blocks + tid;
-            // SAFETY: slot < 2 x grid; the data is read after the flag (a relaxed spin, then
-            // the fence that makes it an acquire) or the barrier, past the L1.
+            // SAFETY: block tid's slot for this column, which it publishes.
             unsafe {
-                if !use_barrier {
-                    while load_volatile(flags.add(slot as usize)) != epoch + c {}
-                    fence_gpu();
-                }
-                (candidate, candidate_row) = (
-                    load_volatile(candidates.add((slot * slot_len) as usize)),
-                    load_volatile(candidate_rows.add(slot as usize)),
-                );
+                let slot = slot_of(parity, tid);
+                (candidate_row, candidate) = tagged::wait_both::<u32, T>(slot, slot.add(1), tag);
             }
         } else if let Some((row, other)) = pending_swap {
             // SAFETY: rows < n; the columns outside this panel are this grid's alone.
@@ -166,25 +161,26 @@ pub unsafe fn panel<T: Float, const NB: u32>(
         // No candidate at all only if the column is NaN: keep the diagonal row then.
         let p = if p == u32::MAX { d } else { p };
         pending_swap = if p != d { Some((d, p)) } else { None };
-        let diagonal_values = diagonal_rows.wrapping_add((parity * NB) as usize);
-        let pivot_values = if p == d {
-            diagonal_values
-        } else {
-            let winner = (p - k0) / rows_per_block;
-            candidates.wrapping_add(((parity * blocks + winner) * slot_len + 1) as usize)
-        };
+        let diagonal_values = diagonal_of(parity);
+        let pivot_values =
+            if p == d { diagonal_values } else { row_values(slot_of(parity, (p - k0) / rows_per_block)) };
 
         // 4. Swap rows d and p in the panel.
-        // SAFETY: tid < width <= NB; d, p < n.
+        // SAFETY: tid < width <= NB; d, p < n; the winner published its row, the diagonal
+        // row's owner that row.
         unsafe {
             if tid < width {
-                let value = load_volatile(pivot_values.add(tid as usize));
-                pivot_row.set(tid, value);
-                if owns(d) {
-                    tile.set((d - first) * stride + tid, value);
-                }
+                let at = (tid * words) as usize;
                 if p != d && owns(p) {
-                    tile.set((p - first) * stride + tid, load_volatile(diagonal_values.add(tid as usize)));
+                    let (value, partner) =
+                        tagged::wait_both::<T, T>(pivot_values.add(at), diagonal_values.add(at), tag);
+                    pivot_row.set(tid, value);
+                    tile.set((p - first) * stride + tid, partner);
+                } else {
+                    pivot_row.set(tid, T::wait(pivot_values.add(at), tag));
+                }
+                if owns(d) {
+                    tile.set((d - first) * stride + tid, pivot_row.get(tid));
                 }
             }
             if block == 0 && tid == 0 {
@@ -194,31 +190,45 @@ pub unsafe fn panel<T: Float, const NB: u32>(
         }
         sync_threads();
 
-        // 5. Eliminate below the pivot (the rank-1 update of the columns to its right, with
-        // the multipliers l = a[row][c] / pivot), finding column c + 1's candidates on the way.
-        // A zero pivot leaves the column as it is; the host's check reports it.
+        // 5. Eliminate below the pivot: a[row][j] -= a[row][c] (u[j] / pivot) for the rows
+        // below d and the columns j right of c (the multipliers a[row][c] / pivot are scaled
+        // at the end), finding column c + 1's candidates on the way. The threads tile that
+        // rectangle, a thread per column of a row, so none idles as the panel narrows. A zero
+        // pivot leaves the column as it is; the host's check reports it.
         let pivot = unsafe { pivot_row.get(c) };
         let inverse = if pivot != T::ZERO { T::ONE / pivot } else { T::ZERO };
         if tid == 0 {
             unsafe { inverse_pivots.set(c, inverse) };
         }
         (best, best_row) = (lowest, u32::MAX);
-        if col > c && col < width {
-            let u = unsafe { pivot_row.get(col) };
-            let mut r = tid / NB;
-            while r < owned {
-                if first + r > d {
-                    // SAFETY: r < owned, col < width.
-                    unsafe {
-                        let l = tile.get(r * stride + c) * inverse;
-                        let x = tile.get(r * stride + col) - l * u;
-                        tile.set(r * stride + col, x);
-                        if col == c + 1 && x.abs() > best {
-                            (best, best_row) = (x.abs(), first + r);
-                        }
+        let columns = width - c - 1;
+        if columns > 0 && tid < THREADS / columns * columns {
+            let (j, rows_at_once) = (c + 1 + tid % columns, THREADS / columns);
+            let u = unsafe { pivot_row.get(j) } * inverse;
+            // SAFETY (shared accesses): rows below `owned`, c < j < width.
+            let updated =
+                |r: u32| unsafe { (-tile.get(r * stride + c)).mul_add(u, tile.get(r * stride + j)) };
+            let mut r = (d + 1).saturating_sub(first) + tid / columns;
+            // Four rows at a time (their loads in flight together), then the rest one by one.
+            while r + 3 * rows_at_once < owned {
+                let rows: [u32; 4] = core::array::from_fn(|i| r + i as u32 * rows_at_once);
+                for (&r, &x) in rows.iter().zip(&rows.map(updated)) {
+                    // SAFETY: as for `updated`.
+                    unsafe { tile.set(r * stride + j, x) };
+                    if j == c + 1 && x.abs() > best {
+                        (best, best_row) = (x.abs(), first + r);
                     }
                 }
-                r += row_step;
+                r += 4 * rows_at_once;
+            }
+            while r < owned {
+                let x = updated(r);
+                // SAFETY: as for `updated`.
+                unsafe { tile.set(r * stride + j, x) };
+                if j == c + 1 && x.abs() > best {
+                    (best, best_row) = (x.abs(), first + r);
+                }
+                r += rows_at_once;
             }
         }
     }

@@ -3,27 +3,30 @@
 //!
 //! The rows are cut into chunks of 32; block `order` of the grid solves the `order`-th chunk
 //! in dependency order (the top chunk first for L, the bottom one first for U). It first adds
-//! up the products of its rows with every chunk already solved, as each becomes ready (a flag
-//! per chunk, set to this solve's `epoch` with release semantics when its x is written), then
-//! solves its 32 x 32 diagonal triangle in one warp and publishes its own chunk. A block waits
+//! up the products of its rows with every chunk already solved, as each becomes ready (each x
+//! also published in tagged words, `device::tagged`, tagged with this solve's `epoch`: a
+//! reader waits for the value itself, with no flag or fence between), then solves its 32 x 32
+//! diagonal triangle in one warp and publishes its own chunk. A block waits
 //! only on blocks launched before it, which the GPU schedules first, so the spin always ends
 //! (the decoupled look-back of single-pass scans relies on the same order).
 
 use crate::device::Float;
-use crate::device::memory::{fence_gpu, load_acquire, load_volatile, store_release};
 use crate::device::shared;
 use crate::device::thread::{block_idx_x, block_idx_y, lane_id, sync_threads, thread_idx_x, warp_id};
-use crate::device::warp::{shuffle_idx, sync_warp};
+use crate::device::warp::shuffle_idx;
 
-use abi::solve::{TRIANGULAR_CHUNK as CHUNK, TRIANGULAR_STRIDE as STRIDE, TRIANGULAR_THREADS as THREADS};
+use abi::solve::{
+    TRIANGULAR_CHUNK as CHUNK, TRIANGULAR_STRIDE as STRIDE, TRIANGULAR_THREADS as THREADS, tagged_words,
+};
 use abi::{Strided, StridedMut};
 
 const ROWS_PER_WARP: u32 = CHUNK / (THREADS / 32);
 
 /// Solves with the n x n triangle of `a`: lower when `upper` is 0, upper otherwise; 1s taken
 /// on the diagonal when `unit_diagonal` is nonzero (the other triangle is never read).
-/// Right-hand side r is column r of `b` (n x nrhs), its solution column r of `x`. `flags`
-/// holds ceil(n / 32) words per right-hand side, each different from `epoch` at launch.
+/// Right-hand side r is column r of `b` (n x nrhs), its solution column r of `x`, also
+/// published in `published` (`abi::solve::triangular_exchange_words(n, nrhs, size_of T)`
+/// words, none tagged `epoch` at launch).
 /// Launch: grid (ceil(n / 32), nrhs), `abi::solve::TRIANGULAR_THREADS` threads; shared bytes:
 /// `abi::solve::triangular_shared_bytes`.
 #[gpu::kernel(T = f32 | f64)]
@@ -34,7 +37,7 @@ pub unsafe fn triangular<T: Float>(
     x: StridedMut<T>,
     upper: u32,
     unit_diagonal: u32,
-    flags: *mut u32,
+    published: *mut u64,
     epoch: u32,
 ) {
     let chunks = n.div_ceil(CHUNK);
@@ -46,9 +49,13 @@ pub unsafe fn triangular<T: Float>(
     let chunk_at = |step: u32| if upper { chunks - 1 - step } else { step };
     let chunk = chunk_at(order);
     let rhs = block_idx_y();
-    let flags = flags.wrapping_add((rhs * chunks) as usize);
+    let words = tagged_words(size_of::<T>()) as u32;
+    let published = published.wrapping_add((rhs * chunks * CHUNK * words) as usize);
     let row0 = chunk * CHUNK;
     let (tid, warp, lane) = (thread_idx_x(), warp_id(), lane_id());
+    let row = row0 + lane; // warp 0's row
+    // SAFETY: row < n.
+    let rhs_value = if warp == 0 && row < n { unsafe { *b.at(row, rhs) } } else { T::ZERO };
     let diagonal = shared::dynamic::<T>();
     let sums = diagonal.after::<T>(CHUNK * STRIDE);
 
@@ -79,12 +86,10 @@ pub unsafe fn triangular<T: Float>(
             // SAFETY: row, col < n.
             if row < n && col < n { unsafe { *a.at(row, col) } } else { T::ZERO }
         });
-        // SAFETY: `done` < chunks indexes this right-hand side's flags; x is read after the
-        // flag's acquire, bypassing the L1 (another SM wrote it).
-        let xv = unsafe {
-            while load_acquire(flags.add(done as usize)) != epoch {}
-            if col < n { load_volatile(x.at(col, rhs)) } else { T::ZERO }
-        };
+        // SAFETY: col < n, its word inside this right-hand side's; chunk `done`'s block
+        // publishes it.
+        let xv =
+            if col < n { unsafe { T::wait(published.add((col * words) as usize), epoch) } } else { T::ZERO };
         for (sum, &a_value) in partial.iter_mut().zip(&rows) {
             *sum = a_value.mul_add(xv, *sum);
         }
@@ -98,18 +103,11 @@ pub unsafe fn triangular<T: Float>(
     if warp != 0 {
         return;
     }
-    let row = row0 + lane;
     let mut total = T::ZERO;
     for s in 0..CHUNK {
         total = total + unsafe { sums.get(lane * STRIDE + s) };
     }
-    let mut value = if row < n {
-        // SAFETY: row < n.
-        let rhs_value = unsafe { *b.at(row, rhs) };
-        rhs_value - total
-    } else {
-        T::ZERO
-    };
+    let mut value = rhs_value - total;
 
     // The diagonal triangle, column by column in one warp: lane s finishes x[s] and
     // broadcasts it; the lanes still to be solved subtract their multiple of it.
@@ -127,14 +125,10 @@ pub unsafe fn triangular<T: Float>(
         }
     }
     if row < n {
-        // SAFETY: row < n.
-        unsafe { *x.at(row, rhs) = value };
-    }
-    // Publish: every lane's store is ordered before the flag's release.
-    fence_gpu();
-    sync_warp();
-    if lane == 0 {
-        // SAFETY: chunk < chunks.
-        unsafe { store_release(flags.add(chunk as usize), epoch) };
+        // SAFETY: row < n, its word inside this right-hand side's.
+        unsafe {
+            value.publish(published.add((row * words) as usize), epoch);
+            *x.at(row, rhs) = value;
+        }
     }
 }

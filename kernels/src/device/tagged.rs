@@ -1,0 +1,112 @@
+//! Values published to other blocks with a tag in every 8-byte word: 4 bytes of the value, 4
+//! of the tag (NCCL's LL protocol). A reader spins until each word of a value carries the tag
+//! it expects, so neither side needs a flag or a fence: the value reaches the reader in one
+//! trip through L2. An aligned 8-byte access is single-copy atomic, so a word is never seen
+//! half written. The writer picks tags that no word holds yet (a counter the host advances).
+
+use crate::device::memory::{load_relaxed, store_relaxed};
+
+/// Types sent as tagged words: u32 and f32 in one, f64 in two.
+pub trait Tagged: Copy {
+    /// Words per value.
+    const WORDS: u32;
+
+    /// Stores `self` with `tag` in its [`Tagged::WORDS`] words from `at`.
+    ///
+    /// # Safety
+    /// `at` points to that many 8-byte-aligned global words.
+    unsafe fn publish(self, at: *mut u64, tag: u32);
+
+    /// Reads the words at `at` once: the value, if they all carry `tag`.
+    ///
+    /// # Safety
+    /// As [`Tagged::publish`].
+    unsafe fn read(at: *const u64, tag: u32) -> Option<Self>;
+
+    /// Waits until the words at `at` carry `tag`; returns the value they hold.
+    ///
+    /// # Safety
+    /// As [`Tagged::publish`]; some thread publishes a value there with `tag` (else the spin
+    /// never ends).
+    #[inline(always)]
+    unsafe fn wait(at: *const u64, tag: u32) -> Self {
+        loop {
+            if let Some(value) = unsafe { Self::read(at, tag) } {
+                return value;
+            }
+        }
+    }
+}
+
+/// Waits for two values at once (their loads in flight together, not one trip after the other).
+///
+/// # Safety
+/// As [`Tagged::wait`], for both.
+#[inline(always)]
+pub unsafe fn wait_both<A: Tagged, B: Tagged>(a: *const u64, b: *const u64, tag: u32) -> (A, B) {
+    loop {
+        if let (Some(a), Some(b)) = unsafe { (A::read(a, tag), B::read(b, tag)) } {
+            return (a, b);
+        }
+    }
+}
+
+#[inline(always)]
+fn word(bits: u32, tag: u32) -> u64 {
+    ((tag as u64) << 32) | bits as u64
+}
+
+#[inline(always)]
+fn tag_of(word: u64) -> u32 {
+    (word >> 32) as u32
+}
+
+impl Tagged for u32 {
+    const WORDS: u32 = 1;
+
+    #[inline(always)]
+    unsafe fn publish(self, at: *mut u64, tag: u32) {
+        unsafe { store_relaxed(at, word(self, tag)) }
+    }
+
+    #[inline(always)]
+    unsafe fn read(at: *const u64, tag: u32) -> Option<u32> {
+        let w = unsafe { load_relaxed(at) };
+        (tag_of(w) == tag).then_some(w as u32)
+    }
+}
+
+impl Tagged for f32 {
+    const WORDS: u32 = 1;
+
+    #[inline(always)]
+    unsafe fn publish(self, at: *mut u64, tag: u32) {
+        unsafe { self.to_bits().publish(at, tag) }
+    }
+
+    #[inline(always)]
+    unsafe fn read(at: *const u64, tag: u32) -> Option<f32> {
+        unsafe { u32::read(at, tag) }.map(f32::from_bits)
+    }
+}
+
+impl Tagged for f64 {
+    const WORDS: u32 = 2;
+
+    #[inline(always)]
+    unsafe fn publish(self, at: *mut u64, tag: u32) {
+        let bits = self.to_bits();
+        unsafe {
+            store_relaxed(at, word(bits as u32, tag));
+            store_relaxed(at.add(1), word((bits >> 32) as u32, tag));
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn read(at: *const u64, tag: u32) -> Option<f64> {
+        // Both loads in flight at once; the halves may land in either order.
+        let (low, high) = unsafe { (load_relaxed(at), load_relaxed(at.add(1))) };
+        (tag_of(low) == tag && tag_of(high) == tag)
+            .then(|| f64::from_bits(((high as u32 as u64) << 32) | low as u32 as u64))
+    }
+}
