@@ -8,10 +8,10 @@ pub const TRIANGULAR_THREADS: u32 = 128;
 /// column).
 pub const TRIANGULAR_STRIDE: u32 = TRIANGULAR_CHUNK + 1;
 
-/// Shared bytes of the triangular solve: the diagonal block and the row sums, both chunk x
-/// stride.
+/// Shared bytes of the triangular solve: the diagonal block, its inverse, the block left of
+/// it (then that times the inverse) and the row sums, each chunk x stride.
 pub const fn triangular_shared_bytes(elem_size: usize) -> usize {
-    2 * (TRIANGULAR_CHUNK * TRIANGULAR_STRIDE) as usize * elem_size
+    4 * (TRIANGULAR_CHUNK * TRIANGULAR_STRIDE) as usize * elem_size
 }
 
 /// Threads per block of the blocked LU's panel and block-row (trsm) kernels.

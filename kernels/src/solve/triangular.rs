@@ -2,17 +2,24 @@
 //! substitution of the classic solver and both halves of getrs (L unit lower, then U).
 //!
 //! The rows are cut into chunks of 32; block `order` of the grid solves the `order`-th chunk
-//! in dependency order (the top chunk first for L, the bottom one first for U). It first adds
-//! up the products of its rows with every chunk already solved, as each becomes ready (each x
-//! also published in tagged words, `device::tagged`, tagged with this solve's `epoch`: a
-//! reader waits for the value itself, with no flag or fence between), then solves its 32 x 32
-//! diagonal triangle in one warp and publishes its own chunk. A block waits
-//! only on blocks launched before it, which the GPU schedules first, so the spin always ends
-//! (the decoupled look-back of single-pass scans relies on the same order).
+//! in dependency order (the top chunk first for L, the bottom one first for U). Each x is also
+//! published in tagged words (`device::tagged`, tagged with this solve's `epoch`): a reader
+//! waits for the value itself, with no flag or fence between. A block waits only on blocks
+//! launched before it, which the GPU schedules first, so the spin always ends (the decoupled
+//! look-back of single-pass scans relies on the same order).
+//!
+//! The chain of chunks is the critical path, so a block does all it can before the chunk just
+//! before it lands: it inverts its 32 x 32 diagonal triangle D and forms M = D^-1 A_prev (A_prev
+//! its rows in the previous chunk's columns) while it waits; it adds up its rows times every
+//! earlier chunk as each becomes ready and applies D^-1 to b minus that sum, y. When the
+//! previous chunk's x lands, one product in one warp is left: x = y - M x_prev. (MAGMA's trsm
+//! also multiplies by inverted diagonal blocks.)
 
 use crate::device::Float;
 use crate::device::shared;
-use crate::device::thread::{block_idx_x, block_idx_y, lane_id, sync_threads, thread_idx_x, warp_id};
+use crate::device::thread::{
+    block_idx_x, block_idx_y, lane_id, nanosleep, sync_threads, thread_idx_x, warp_id,
+};
 use crate::device::warp::shuffle_idx;
 
 use abi::solve::{
@@ -21,6 +28,8 @@ use abi::solve::{
 use abi::{Strided, StridedMut};
 
 const ROWS_PER_WARP: u32 = CHUNK / (THREADS / 32);
+/// Pause between polls of a block waiting for a chunk that is not yet on its critical path.
+const BACKOFF_NS: u32 = 500;
 
 /// Solves with the n x n triangle of `a`: lower when `upper` is 0, upper otherwise; 1s taken
 /// on the diagonal when `unit_diagonal` is nonzero (the other triangle is never read).
@@ -56,31 +65,77 @@ pub unsafe fn triangular<T: Float>(
     let row = row0 + lane; // warp 0's row
     // SAFETY: row < n.
     let rhs_value = if warp == 0 && row < n { unsafe { *b.at(row, rhs) } } else { T::ZERO };
-    let diagonal = shared::dynamic::<T>();
-    let sums = diagonal.after::<T>(CHUNK * STRIDE);
+    let triangle = shared::dynamic::<T>(); // D, 32 x STRIDE
+    let inverse = triangle.after::<T>(CHUNK * STRIDE); // D^-1
+    let product = inverse.after::<T>(CHUNK * STRIDE); // A_prev, then M = D^-1 A_prev
+    let sums = product.after::<T>(CHUNK * STRIDE); // the warps' partial sums per row
+    let previous = (order > 0).then(|| chunk_at(order - 1));
 
-    // Stage the diagonal block while the chunks before this one are being solved, with the
-    // reciprocals of its diagonal (no division on the chain of chunks).
+    // D (the identity past the matrix's end), and A_prev.
     let mut e = tid;
     while e < CHUNK * CHUNK {
-        let (r, c) = (row0 + e / CHUNK, row0 + e % CHUNK);
-        // SAFETY: read only inside the n x n matrix; the shared index is below 32 * 33.
+        let (i, j) = (e / CHUNK, e % CHUNK);
+        let (r, c) = (row0 + i, row0 + j);
+        // SAFETY: read only inside the n x n matrix; shared indices below 32 x STRIDE.
         unsafe {
-            let value = if r < n && c < n { *a.at(r, c) } else { T::ZERO };
-            let value = if r == c { T::ONE / value } else { value };
-            diagonal.set((e / CHUNK) * STRIDE + e % CHUNK, value);
+            let value = match (r < n && c < n, i == j) {
+                (_, true) if unit_diagonal != 0 || r >= n => T::ONE,
+                (true, _) => *a.at(r, c),
+                (false, _) => T::ZERO,
+            };
+            triangle.set(i * STRIDE + j, value);
+            if let Some(p) = previous {
+                let c = p * CHUNK + j;
+                product.set(i * STRIDE + j, if r < n && c < n { *a.at(r, c) } else { T::ZERO });
+            }
         }
         e += THREADS;
     }
+    sync_threads();
+    // D^-1 by substitution, column j by lane j of warp 0 (each lane reads only its own
+    // column back): top-down for a lower triangle, bottom-up for an upper one.
+    if warp == 0 {
+        let j = lane;
+        for step in 0..CHUNK {
+            let s = if upper { CHUNK - 1 - step } else { step };
+            let mut value = if s == j { T::ONE } else { T::ZERO };
+            for done in 0..step {
+                let r = if upper { CHUNK - 1 - done } else { done };
+                // SAFETY: indices below 32 x STRIDE.
+                value =
+                    unsafe { (-triangle.get(s * STRIDE + r)).mul_add(inverse.get(r * STRIDE + j), value) };
+            }
+            // SAFETY: as above.
+            unsafe { inverse.set(s * STRIDE + j, value / triangle.get(s * STRIDE + s)) };
+        }
+    }
+    sync_threads();
+    // M = D^-1 A_prev: lane j of warp w computes rows 8w..8w + 8 of column j.
+    if previous.is_some() {
+        let m: [T; ROWS_PER_WARP as usize] = core::array::from_fn(|i| {
+            let row = warp * ROWS_PER_WARP + i as u32;
+            let mut sum = T::ZERO;
+            for s in 0..CHUNK {
+                // SAFETY: indices below 32 x STRIDE.
+                sum = unsafe { inverse.get(row * STRIDE + s).mul_add(product.get(s * STRIDE + lane), sum) };
+            }
+            sum
+        });
+        sync_threads(); // every warp has read A_prev
+        for (i, &value) in m.iter().enumerate() {
+            // SAFETY: as above.
+            unsafe { product.set((warp * ROWS_PER_WARP + i as u32) * STRIDE + lane, value) };
+        }
+    }
 
-    // This warp's rows times every solved chunk, the earliest solved first. Lane l takes
-    // column l of each chunk; the 8 partial sums stay in registers (constant indices).
+    // This warp's rows times every chunk solved before the previous one, the earliest first.
+    // Lane l takes column l of each chunk; the 8 partial sums stay in registers (constant
+    // indices).
     let mut partial = [T::ZERO; ROWS_PER_WARP as usize];
-    for step in 0..order {
+    for step in 0..order.saturating_sub(1) {
         let done = chunk_at(step);
         let col = done * CHUNK + lane;
-        // This warp's rows of A in the chunk's columns, loaded before the wait for its x (the
-        // loads after an acquire could not start earlier).
+        // This warp's rows of A in the chunk's columns, loaded before the wait for its x.
         let rows: [T; ROWS_PER_WARP as usize] = core::array::from_fn(|i| {
             let row = row0 + warp * ROWS_PER_WARP + i as u32;
             // SAFETY: row, col < n.
@@ -88,8 +143,11 @@ pub unsafe fn triangular<T: Float>(
         });
         // SAFETY: col < n, its word inside this right-hand side's; chunk `done`'s block
         // publishes it.
-        let xv =
-            if col < n { unsafe { T::wait(published.add((col * words) as usize), epoch) } } else { T::ZERO };
+        let xv = if col < n {
+            unsafe { wait_x(published.add((col * words) as usize), epoch, step + 2 < order) }
+        } else {
+            T::ZERO
+        };
         for (sum, &a_value) in partial.iter_mut().zip(&rows) {
             *sum = a_value.mul_add(xv, *sum);
         }
@@ -107,21 +165,25 @@ pub unsafe fn triangular<T: Float>(
     for s in 0..CHUNK {
         total = total + unsafe { sums.get(lane * STRIDE + s) };
     }
-    let mut value = rhs_value - total;
-
-    // The diagonal triangle, column by column in one warp: lane s finishes x[s] and
-    // broadcasts it; the lanes still to be solved subtract their multiple of it.
-    for step in 0..CHUNK {
-        let s = if upper { CHUNK - 1 - step } else { step };
-        if row0 + s >= n {
-            continue; // rows past the end of the matrix (the same for every lane)
-        }
-        if lane == s && unit_diagonal == 0 {
-            value = value * unsafe { diagonal.get(s * STRIDE + s) }; // the reciprocal
-        }
-        let xs = shuffle_idx(value, s);
-        if (upper && lane < s) || (!upper && lane > s) {
-            value = value - unsafe { diagonal.get(lane * STRIDE + s) } * xs;
+    // y = D^-1 (b - the sum), lane r holding row r (rows past the end hold 0).
+    let rest = rhs_value - total;
+    let mut value = T::ZERO;
+    for s in 0..CHUNK {
+        // SAFETY: indices below 32 x STRIDE.
+        value = unsafe { inverse.get(lane * STRIDE + s) }.mul_add(shuffle_idx(rest, s), value);
+    }
+    // x = y - M x_prev, once the previous chunk's x lands (lane s waits for its x[s]).
+    if let Some(p) = previous {
+        let col = p * CHUNK + lane;
+        // SAFETY: as in the loop above.
+        let x_prev = if col < n {
+            unsafe { wait_x(published.add((col * words) as usize), epoch, false) }
+        } else {
+            T::ZERO
+        };
+        for s in 0..CHUNK {
+            // SAFETY: indices below 32 x STRIDE.
+            value = unsafe { (-product.get(lane * STRIDE + s)).mul_add(shuffle_idx(x_prev, s), value) };
         }
     }
     if row < n {
@@ -129,6 +191,23 @@ pub unsafe fn triangular<T: Float>(
         unsafe {
             value.publish(published.add((row * words) as usize), epoch);
             *x.at(row, rhs) = value;
+        }
+    }
+}
+
+/// Waits for a published x; with `backoff`, pausing between polls (the blocks that wait for a
+/// chunk that is not yet on the chain leave L2 to the ones that are).
+///
+/// # Safety
+/// As [`Tagged::wait`](crate::device::tagged::Tagged::wait).
+#[inline(always)]
+unsafe fn wait_x<T: Float>(at: *const u64, epoch: u32, backoff: bool) -> T {
+    loop {
+        if let Some(x) = unsafe { T::read(at, epoch) } {
+            return x;
+        }
+        if backoff {
+            nanosleep(BACKOFF_NS);
         }
     }
 }
