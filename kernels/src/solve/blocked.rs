@@ -24,8 +24,10 @@ use abi::solve::{BLOCKED_THREADS as THREADS, SWAP_COLS, TRSM_COLS, panel_slot_wo
 
 use crate::device::shared::{self, SharedArray};
 use crate::device::tagged::{self, Tagged};
-use crate::device::thread::{block_idx_x, grid_dim_x, index_1d, sync_threads, thread_idx_x};
-use crate::device::{Float, block, grid};
+use crate::device::thread::{
+    WARP_SIZE, block_idx_x, grid_dim_x, index_1d, lane_id, sync_threads, thread_idx_x, warp_id,
+};
+use crate::device::{Float, block, grid, warp};
 
 // The panel width NB (64 or 128: the k of the trailing GEMM) is a const parameter. Rows of NB
 // values are stored NB + 1 apart in shared memory (odd: threads reading down a column hit
@@ -53,8 +55,7 @@ use crate::device::{Float, block, grid};
 /// (LAPACK's ipiv, 0-based); `perm` (row i of P A is row perm[i] of A) gets the same swaps.
 ///
 /// Launch: at most one block per SM and at most 256 blocks (all resident: blocks wait on each
-/// other), 256 threads; shared bytes: (R (NB + 1) + 2 NB + 32) size_of T + 32 * 4, each part
-/// rounded up to 16 bytes.
+/// other), 256 threads; shared bytes: `abi::solve::panel_shared_bytes(R, NB, size_of T)`.
 #[gpu::kernel(NB = 64 | 128, T = f32 | f64)]
 pub unsafe fn panel<T: Float, const NB: u32>(
     n: u32,
@@ -89,6 +90,8 @@ pub unsafe fn panel<T: Float, const NB: u32>(
     let inverse_pivots = pivot_row.after::<T>(NB);
     let scratch = inverse_pivots.after::<T>(NB);
     let scratch_rows = scratch.after::<u32>(32);
+    let block_candidate = scratch_rows.after::<T>(32); // |pivot|, then its row
+    let block_candidate_row = block_candidate.after::<u32>(1);
     let lowest = T::ZERO - T::ONE; // below every |value|
     // Thread t works on column t % 64 of rows t / 64, t / 64 + 4, ...
     let (col, row_step) = (tid % NB, THREADS / NB);
@@ -97,16 +100,17 @@ pub unsafe fn panel<T: Float, const NB: u32>(
     unsafe { load_rows::<T, NB>(tile, a, n, first, owned, k0, width, tid) };
     sync_threads();
 
-    // This thread's candidate for column 0 (afterwards found during each elimination).
+    // Warp 0 holds the next pivot column: this lane's candidate for column 0 (afterwards
+    // found as warp 0 updates each next column).
     let (mut best, mut best_row) = (lowest, u32::MAX);
-    if col == 0 {
-        let mut r = tid / NB;
+    if warp_id() == 0 {
+        let mut r = lane_id();
         while r < owned {
             let value = unsafe { tile.get(r * stride) }.abs();
             if value > best {
                 (best, best_row) = (value, first + r);
             }
-            r += row_step;
+            r += WARP_SIZE;
         }
     }
     // The threads that do not wait apply the row swaps outside the panel.
@@ -117,8 +121,21 @@ pub unsafe fn panel<T: Float, const NB: u32>(
     for c in 0..width {
         let d = k0 + c; // the diagonal row
         let (parity, tag) = (c % 2, epoch + c);
-        // 1. This block's candidate: the first largest |a[row][d]| over its rows >= d.
-        let (block_best, block_row) = block::reduce_max_index(best, best_row, lowest, scratch, scratch_rows);
+        // 1. This block's candidate: the first largest |a[row][d]| over its rows >= d, all in
+        // warp 0.
+        if warp_id() == 0 {
+            let (value, row) = warp::reduce_max_index(best, best_row);
+            if lane_id() == 0 {
+                // SAFETY: one value and one row, read after the barrier below.
+                unsafe {
+                    block_candidate.set(0, value);
+                    block_candidate_row.set(0, row);
+                }
+            }
+        }
+        sync_threads();
+        // SAFETY: written before the barrier.
+        let (block_best, block_row) = unsafe { (block_candidate.get(0), block_candidate_row.get(0)) };
 
         // 2. Publish it with its whole row, and the diagonal row (the swap partner).
         let slot = slot_of(parity, block);
@@ -201,35 +218,36 @@ pub unsafe fn panel<T: Float, const NB: u32>(
             unsafe { inverse_pivots.set(c, inverse) };
         }
         (best, best_row) = (lowest, u32::MAX);
-        let columns = width - c - 1;
-        if columns > 0 && tid < THREADS / columns * columns {
-            let (j, rows_at_once) = (c + 1 + tid % columns, THREADS / columns);
-            let u = unsafe { pivot_row.get(j) } * inverse;
-            // SAFETY (shared accesses): rows below `owned`, c < j < width.
-            let updated =
-                |r: u32| unsafe { (-tile.get(r * stride + c)).mul_add(u, tile.get(r * stride + j)) };
-            let mut r = (d + 1).saturating_sub(first) + tid / columns;
-            // Four rows at a time (their loads in flight together), then the rest one by one.
-            while r + 3 * rows_at_once < owned {
-                let rows: [u32; 4] = core::array::from_fn(|i| r + i as u32 * rows_at_once);
-                for (&r, &x) in rows.iter().zip(&rows.map(updated)) {
-                    // SAFETY: as for `updated`.
-                    unsafe { tile.set(r * stride + j, x) };
-                    if j == c + 1 && x.abs() > best {
+        if c + 1 < width && warp_id() == 0 {
+            // The next pivot column, by warp 0, which finds its candidates on the way.
+            let u = unsafe { pivot_row.get(c + 1) } * inverse;
+            let mut r = (d + 1).saturating_sub(first) + lane_id();
+            while r < owned {
+                // SAFETY: r < owned, c + 1 < width.
+                unsafe {
+                    let x = (-tile.get(r * stride + c)).mul_add(u, tile.get(r * stride + c + 1));
+                    tile.set(r * stride + c + 1, x);
+                    if x.abs() > best {
                         (best, best_row) = (x.abs(), first + r);
                     }
                 }
-                r += 4 * rows_at_once;
+                r += WARP_SIZE;
             }
-            while r < owned {
-                let x = updated(r);
-                // SAFETY: as for `updated`.
-                unsafe { tile.set(r * stride + j, x) };
-                if j == c + 1 && x.abs() > best {
-                    (best, best_row) = (x.abs(), first + r);
-                }
-                r += rows_at_once;
-            }
+        } else if c + 2 < width {
+            // The columns after it, by the other warps.
+            // SAFETY: the pivot row is staged; rows below `owned`, columns below width <= NB.
+            unsafe {
+                eliminate::<T, NB>(
+                    tile,
+                    pivot_row,
+                    inverse,
+                    c,
+                    c + 2..width,
+                    (d + 1).saturating_sub(first),
+                    owned,
+                    tid - WARP_SIZE,
+                )
+            };
         }
     }
     // The last column's row swap, by the same threads (a column's swaps stay in order).
@@ -257,6 +275,50 @@ pub unsafe fn panel<T: Float, const NB: u32>(
 
     // SAFETY: as for the load.
     unsafe { store_rows::<T, NB>(tile, a, n, first, owned, k0, width, tid) };
+}
+
+/// a[r][j] -= a[r][c] (u[j] / pivot) for the tile's rows `from..owned` and the columns
+/// `columns` (right of c), u the staged pivot row and `inverse` 1 / pivot, by the block's
+/// threads but warp 0 (`worker` their index). They tile that rectangle, a thread per column of
+/// a row, so none idles as the panel narrows; four rows in flight at a time.
+///
+/// # Safety
+/// `owned` rows of NB + 1 values in `tile`, the columns below NB, c < columns.start.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // the tile, the pivot, and the rectangle
+unsafe fn eliminate<T: Float, const NB: u32>(
+    tile: SharedArray<T>,
+    pivot_row: SharedArray<T>,
+    inverse: T,
+    c: u32,
+    columns: core::ops::Range<u32>,
+    from: u32,
+    owned: u32,
+    worker: u32,
+) {
+    const WORKERS: u32 = THREADS - WARP_SIZE;
+    let (stride, width) = (NB + 1, columns.end - columns.start);
+    if worker >= WORKERS / width * width {
+        return;
+    }
+    let (j, rows_at_once) = (columns.start + worker % width, WORKERS / width);
+    let u = unsafe { pivot_row.get(j) } * inverse;
+    // SAFETY (shared accesses): rows below `owned`, c < j < NB.
+    let updated = |r: u32| unsafe { (-tile.get(r * stride + c)).mul_add(u, tile.get(r * stride + j)) };
+    let mut r = from + worker / width;
+    while r + 3 * rows_at_once < owned {
+        let rows: [u32; 4] = core::array::from_fn(|i| r + i as u32 * rows_at_once);
+        for (&r, &x) in rows.iter().zip(&rows.map(updated)) {
+            // SAFETY: as for `updated`.
+            unsafe { tile.set(r * stride + j, x) };
+        }
+        r += 4 * rows_at_once;
+    }
+    while r < owned {
+        // SAFETY: as for `updated`.
+        unsafe { tile.set(r * stride + j, updated(r)) };
+        r += rows_at_once;
+    }
 }
 
 /// Swaps rows `rows.0` and `rows.1` of `a` in the columns `swapped` (a range holding the
