@@ -209,9 +209,10 @@ pub unsafe fn panel<T: Float, const NB: u32>(
 
         // 5. Eliminate below the pivot: a[row][j] -= a[row][c] (u[j] / pivot) for the rows
         // below d and the columns j right of c (the multipliers a[row][c] / pivot are scaled
-        // at the end), finding column c + 1's candidates on the way. The threads tile that
-        // rectangle, a thread per column of a row, so none idles as the panel narrows. A zero
-        // pivot leaves the column as it is; the host's check reports it.
+        // at the end). Warp 0 takes column c + 1, the next pivot column, and finds its
+        // candidates on the way, so step 1 reduces within one warp; the other warps take the
+        // columns after it. A zero pivot leaves the column as it is; the host's check reports
+        // it.
         let pivot = unsafe { pivot_row.get(c) };
         let inverse = if pivot != T::ZERO { T::ONE / pivot } else { T::ZERO };
         if tid == 0 {
