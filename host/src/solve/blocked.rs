@@ -400,8 +400,9 @@ impl<T: Scalar> BlockedLu<T> {
             self.permuted = gpu.zeros(n * nrhs)?;
             self.forward = gpu.zeros(n * nrhs)?;
         }
-        if self.published.len() < triangular_words::<T>(n, nrhs) {
-            self.published = gpu.zeros(triangular_words::<T>(n, nrhs))?;
+        let words = triangular_words::<T>(n, nrhs);
+        if self.published.len() < words {
+            self.published = gpu.zeros(words)?;
         }
         let (n32, nrhs32) = (n as u32, nrhs as u32);
         // SAFETY: b and `permuted` hold n x nrhs values, perm a permutation of 0..n.

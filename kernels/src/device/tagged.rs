@@ -5,6 +5,7 @@
 //! half written. The writer picks tags that no word holds yet (a counter the host advances).
 
 use crate::device::memory::{load_relaxed, store_relaxed};
+use crate::device::thread::nanosleep;
 
 /// Types sent as tagged words: u32 and f32 in one, f64 in two.
 pub trait Tagged: Copy {
@@ -30,10 +31,23 @@ pub trait Tagged: Copy {
     /// never ends).
     #[inline(always)]
     unsafe fn wait(at: *const u64, tag: u32) -> Self {
-        loop {
-            if let Some(value) = unsafe { Self::read(at, tag) } {
-                return value;
-            }
+        unsafe { wait_pausing(at, tag, 0) }
+    }
+}
+
+/// As [`Tagged::wait`], pausing about `pause_ns` between polls when it is nonzero: a reader
+/// that is not on the critical path leaves L2 to the ones that are.
+///
+/// # Safety
+/// As [`Tagged::wait`].
+#[inline(always)]
+pub unsafe fn wait_pausing<T: Tagged>(at: *const u64, tag: u32, pause_ns: u32) -> T {
+    loop {
+        if let Some(value) = unsafe { T::read(at, tag) } {
+            return value;
+        }
+        if pause_ns > 0 {
+            nanosleep(pause_ns);
         }
     }
 }

@@ -17,9 +17,8 @@
 
 use crate::device::Float;
 use crate::device::shared;
-use crate::device::thread::{
-    block_idx_x, block_idx_y, lane_id, nanosleep, sync_threads, thread_idx_x, warp_id,
-};
+use crate::device::tagged;
+use crate::device::thread::{block_idx_x, block_idx_y, lane_id, sync_threads, thread_idx_x, warp_id};
 use crate::device::warp::shuffle_idx;
 
 use abi::solve::{
@@ -141,10 +140,14 @@ pub unsafe fn triangular<T: Float>(
             // SAFETY: row, col < n.
             if row < n && col < n { unsafe { *a.at(row, col) } } else { T::ZERO }
         });
+        // The chunk before the previous one is on this block's critical path: poll it at full
+        // speed. Blocks further behind wait for the same words, so the earlier chunks' waits
+        // pause between polls.
+        let pause_ns = if step + 2 < order { BACKOFF_NS } else { 0 };
         // SAFETY: col < n, its word inside this right-hand side's; chunk `done`'s block
         // publishes it.
         let xv = if col < n {
-            unsafe { wait_x(published.add((col * words) as usize), epoch, step + 2 < order) }
+            unsafe { tagged::wait_pausing(published.add((col * words) as usize), epoch, pause_ns) }
         } else {
             T::ZERO
         };
@@ -176,11 +179,8 @@ pub unsafe fn triangular<T: Float>(
     if let Some(p) = previous {
         let col = p * CHUNK + lane;
         // SAFETY: as in the loop above.
-        let x_prev = if col < n {
-            unsafe { wait_x(published.add((col * words) as usize), epoch, false) }
-        } else {
-            T::ZERO
-        };
+        let x_prev =
+            if col < n { unsafe { T::wait(published.add((col * words) as usize), epoch) } } else { T::ZERO };
         for s in 0..CHUNK {
             // SAFETY: indices below 32 x STRIDE.
             value = unsafe { (-product.get(lane * STRIDE + s)).mul_add(shuffle_idx(x_prev, s), value) };
@@ -191,23 +191,6 @@ pub unsafe fn triangular<T: Float>(
         unsafe {
             value.publish(published.add((row * words) as usize), epoch);
             *x.at(row, rhs) = value;
-        }
-    }
-}
-
-/// Waits for a published x; with `backoff`, pausing between polls (the blocks that wait for a
-/// chunk that is not yet on the chain leave L2 to the ones that are).
-///
-/// # Safety
-/// As [`Tagged::wait`](crate::device::tagged::Tagged::wait).
-#[inline(always)]
-unsafe fn wait_x<T: Float>(at: *const u64, epoch: u32, backoff: bool) -> T {
-    loop {
-        if let Some(x) = unsafe { T::read(at, epoch) } {
-            return x;
-        }
-        if backoff {
-            nanosleep(BACKOFF_NS);
         }
     }
 }
