@@ -56,8 +56,10 @@ fn assemble(ptxas: &Path, ptx: &Path, arch: &str) -> Result<Vec<KernelReport>> {
 }
 
 /// Parses `ptxas -v`: an entry's block starts at "Compiling entry function 'name'", then
-/// "N bytes stack frame, N bytes spill stores, N bytes spill loads" and
-/// "Used N registers, ... N bytes smem".
+/// "Function properties for name" with "N bytes stack frame, N bytes spill stores, N bytes
+/// spill loads", and "Used N registers, ... N bytes smem". Properties of other functions (a
+/// device function the PTX keeps, such as core's panic_fmt) follow an entry's block and are
+/// not the entry's.
 fn parse(log: &str) -> Vec<KernelReport> {
     let mut kernels: Vec<KernelReport> = Vec::new();
     let number_before = |line: &str, unit: &str| -> u32 {
@@ -66,12 +68,16 @@ fn parse(log: &str) -> Vec<KernelReport> {
             .and_then(|part| part.split_whitespace().rev().find_map(|w| w.parse().ok()))
             .unwrap_or(0)
     };
+    let quoted = |rest: &str| rest.split('\'').next().unwrap_or_default().trim().to_string();
+    // The function whose properties the next "bytes stack frame" line gives.
+    let mut properties_of = String::new();
     for line in log.lines() {
         if let Some(rest) = line.split("Compiling entry function '").nth(1) {
-            let name = rest.split('\'').next().unwrap_or_default().to_string();
-            kernels.push(KernelReport { name, ..Default::default() });
+            kernels.push(KernelReport { name: quoted(rest), ..Default::default() });
+        } else if let Some(rest) = line.split("Function properties for ").nth(1) {
+            properties_of = quoted(rest);
         } else if let Some(k) = kernels.last_mut() {
-            if line.contains("bytes stack frame") {
+            if line.contains("bytes stack frame") && properties_of == k.name {
                 k.stack_bytes = first_number(line);
                 k.spill_stores = number_before(line, "spill stores");
                 k.spill_loads = number_before(line, "spill loads");
@@ -156,6 +162,8 @@ mod tests {
 ptxas info    : Function properties for spmv_csr_f64
     8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads
 ptxas info    : Used 40 registers, used 1 barriers, 1024 bytes smem
+ptxas info    : Function properties for _RNvNtCs0_4core9panicking9panic_fmt
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 ptxas info    : Compiling entry function 'axpy_f32' for 'sm_90'
 ptxas info    : Function properties for axpy_f32
     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
