@@ -30,7 +30,7 @@ use rgla::spmv::csr::{CsrKernel, spmv};
 use rgla::symgs::cpu::{CpuSymgs, residual_norm};
 use rgla::symgs::level_copies::LevelCopySmoother;
 use rgla::symgs::levels::LevelSmoother;
-use rgla::symgs::multicolor::{ColoringMethod, MulticolorSmoother};
+use rgla::symgs::multicolor::{ColoringMethod, CopyForm, MulticolorSmoother};
 use rgla::symgs::pcg::{PcgOptions, pcg_cpu, pcg_gpu};
 use rgla::symgs::ready_done::ReadyDoneSmoother;
 use rgla::symgs::sync_free::{Signal, SyncFreeSmoother};
@@ -247,22 +247,38 @@ fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &C
         let smoother = MulticolorSmoother::from_matrix(gpu, &m, method).unwrap().use_graph(graph);
         gpu.synchronize().unwrap();
         let setup_ms = started.elapsed().as_secs_f64() * 1e3;
+        let form = format!(
+            "{} colors in sliced ELL ({:.3} entries per nonzero), CSR lanes per row {:?}",
+            smoother.ell_colors(),
+            smoother.ell_padding().unwrap_or(f64::NAN),
+            smoother.widths()
+        );
         let notes = format!(
-            "colors={} setup_ms={setup_ms:.1} ({} coloring{}, renumbering on the GPU), lanes per row {:?}; \
+            "colors={} setup_ms={setup_ms:.1} ({} coloring{}, renumbering on the GPU), {form}; \
              a different smoother",
             smoother.colors(),
             method.name(),
             if method == ColoringMethod::Greedy { " on the host" } else { " on the GPU" },
-            smoother.widths()
         );
         smoothers.push((Box::new(smoother), notes));
     }
-    // Multicolor at fixed widths, against the width from each color's mean row length.
+    // Multicolor in each form whatever the padding, and the CSR form at fixed widths against
+    // the width from each color's mean row length.
+    // Large inputs: the CSR form only (each copy holds the matrix again).
+    for (form, label) in [(CopyForm::Csr, "multicolor-csr"), (CopyForm::SlicedEll, "multicolor-ell")] {
+        if selected(label) && !(large && form == CopyForm::SlicedEll) {
+            let smoother =
+                MulticolorSmoother::from_matrix_as(gpu, &m, ColoringMethod::default(), form).unwrap();
+            smoothers
+                .push((Box::new(smoother), format!("{form:?} whatever the padding; a different smoother")));
+        }
+    }
     if selected("multicolor-") && !large {
         for lanes in [4, 8, 16, 32] {
-            let smoother = MulticolorSmoother::from_matrix(gpu, &m, ColoringMethod::default())
-                .and_then(|s| s.with_lanes_per_row(lanes))
-                .unwrap();
+            let smoother =
+                MulticolorSmoother::from_matrix_as(gpu, &m, ColoringMethod::default(), CopyForm::Csr)
+                    .and_then(|s| s.with_lanes_per_row(lanes))
+                    .unwrap();
             smoothers.push((Box::new(smoother), format!("{lanes} lanes per row; a different smoother")));
         }
     }

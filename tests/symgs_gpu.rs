@@ -14,7 +14,7 @@ use rgla::symgs::cpu::{CpuSymgs, checked_diagonal, residual_norm};
 use rgla::symgs::level_copies::{LevelCopySmoother, MAX_LEVELS};
 use rgla::symgs::levels::{LevelSmoother, levels_cpu, levels_gpu};
 use rgla::symgs::multicolor::{
-    ColoringMethod, MulticolorOrder, MulticolorSmoother, ROW_ORDER_ROUNDS, color, greedy_coloring,
+    ColoringMethod, CopyForm, MulticolorOrder, MulticolorSmoother, ROW_ORDER_ROUNDS, color, greedy_coloring,
     greedy_coloring_in_order,
 };
 use rgla::symgs::pcg::{PcgOptions, pcg_cpu, pcg_gpu};
@@ -277,29 +277,38 @@ fn symgs_gpu_coloring_is_proper_and_compact() {
 }
 
 /// The GPU sweep equals the CPU multicolor sweep for the same coloring (greedy on the host,
-/// and the GPU's), over three sweeps, replayed from a CUDA graph; plain launches give the same
-/// values to the bit, also when x moves to another buffer (the graph is captured again).
+/// and the GPU's), over three sweeps, replayed from a CUDA graph, the copy read in either form
+/// (CSR, sliced ELL); plain launches give the same values to the bit, also when x moves to
+/// another buffer (the graph is captured again).
 fn multicolor_matches_its_reference<T: Scalar>() {
     let gpu = gpu();
     for (name, a) in corpus::<T>() {
         let m = SymgsMatrix::upload(&gpu, &a).unwrap();
         let greedy = MulticolorOrder::greedy(&a).unwrap();
         let jp = MulticolorOrder::colored(&gpu, &a, ColoringMethod::JonesPlassmann).unwrap();
-        // Renumbered on the host (uploaded), and on the GPU from the uploaded matrix.
-        let renumbered_on_gpu = |method| MulticolorSmoother::from_matrix(&gpu, &m, method).unwrap();
-        for (order, on_gpu) in [(&greedy, false), (&jp, false), (&greedy, true), (&jp, true)] {
-            let smoother = || match on_gpu {
-                false => MulticolorSmoother::new(&gpu, order).unwrap(),
-                true => renumbered_on_gpu(order.method.unwrap()),
+        // Renumbered on the host (uploaded; the form its padding calls for), and on the GPU
+        // from the uploaded matrix, in each form.
+        let (csr, ell) = (Some(CopyForm::Csr), Some(CopyForm::SlicedEll));
+        let cases = [(&greedy, None), (&jp, None), (&greedy, csr), (&greedy, ell), (&jp, csr), (&jp, ell)];
+        for (order, form) in cases {
+            let smoother = || match form {
+                None => MulticolorSmoother::new(&gpu, order).unwrap(),
+                Some(form) => {
+                    MulticolorSmoother::from_matrix_as(&gpu, &m, order.method.unwrap(), form).unwrap()
+                }
             };
-            let where_ = if on_gpu { "GPU" } else { "host" };
+            let where_ = if form.is_some() { "GPU" } else { "host" };
             let what = format!(
-                "multicolor ({} colors, {:?}, renumbered on the {where_}) on {name}",
+                "multicolor ({} colors, {:?}, renumbered on the {where_}, {} in sliced ELL) on {name}",
                 order.colors(),
-                order.method
+                order.method,
+                smoother().ell_colors()
             );
             // The same stable order by color, wherever it was computed.
             let (mut smoother, mut launches) = (smoother(), smoother().use_graph(false));
+            if form == Some(CopyForm::SlicedEll) && a.nnz() > a.rows() {
+                assert_eq!(smoother.ell_colors(), smoother.colors(), "{what}");
+            }
             assert_eq!(smoother.new_to_old(&gpu).unwrap(), order.new_to_old, "{what}");
             assert!(!smoother.exact_order());
             let r = random_vec::<T>(a.rows(), 4);
@@ -334,6 +343,38 @@ fn symgs_multicolor_matches_its_cpu_reference_f64() {
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn symgs_multicolor_matches_its_cpu_reference_f32() {
     multicolor_matches_its_reference::<f32>();
+}
+
+/// Colors in both forms at once: the 27-point stencil (colors of 32 k rows, read in sliced
+/// ELL) beside a random SPD block whose own colors are small (read in CSR). The sweep equals
+/// the CPU multicolor sweep for the GPU's coloring.
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn symgs_multicolor_mixes_forms_by_color() {
+    let gpu = gpu();
+    let (s, b) =
+        (generate::stencil27::<f64>(64, 64, 64).unwrap(), generate::random_spd::<f64>(5000, 27, 3).unwrap());
+    // The block-diagonal matrix [S 0; 0 B].
+    let (n, shift) = (s.rows() + b.rows(), s.rows() as u32);
+    let mut row_ptr = s.row_ptr().to_vec();
+    row_ptr.extend(b.row_ptr()[1..].iter().map(|&p| p + s.nnz() as u32));
+    let col_idx: Vec<u32> =
+        s.col_indices().iter().copied().chain(b.col_indices().iter().map(|&c| c + shift)).collect();
+    let values: Vec<f64> = s.values().iter().chain(b.values()).copied().collect();
+    let a = Csr::new(n, n, row_ptr, col_idx, values).unwrap();
+    let order = MulticolorOrder::colored(&gpu, &a, ColoringMethod::JonesPlassmann).unwrap();
+    let mut smoother = MulticolorSmoother::from_csr(&gpu, &a).unwrap();
+    let (ell, colors) = (smoother.ell_colors(), smoother.colors());
+    assert!(0 < ell && ell < colors, "{ell} of {colors} colors in sliced ELL");
+    let r = random_vec::<f64>(n, 9);
+    let (dr, mut dx) = (gpu.upload(&r).unwrap(), gpu.zeros::<f64>(n).unwrap());
+    let mut expect = vec![0.0; n];
+    for sweep in 1..=2 {
+        order.sweep_cpu(&r, &mut expect).unwrap();
+        smoother.sweep(&gpu, &dr, &mut dx).unwrap();
+        let what = format!("multicolor, {ell} of {colors} colors in sliced ELL, sweep {sweep}");
+        compare(&gpu.download(&dx).unwrap(), &expect, 1e-3).check(&what, tolerance(&a)).unwrap();
+    }
 }
 
 /// Residual reduction per sweep comparable to the sequential sweep's (as in symgs_cpu.rs).

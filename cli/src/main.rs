@@ -72,8 +72,9 @@ pub(crate) struct SymgsArgs {
     generate: Option<String>,
     /// `cpu`, `ready-done` (the GPU101 report), `levels`, `levels-graph`, `level-copies` (few
     /// wide levels, symmetric patterns), `sync-free`, `sync-free-values`, `multicolor` (a different smoother, replayed from a CUDA graph),
-    /// `multicolor-launches` (the same, launched kernel by kernel), `cusparse`; for pcg also
-    /// `none`.
+    /// `multicolor-launches` (the same, launched kernel by kernel), `multicolor-csr` and
+    /// `multicolor-ell` (the copy read in that form whatever its padding), `cusparse`; for pcg
+    /// also `none`.
     #[arg(long, default_value = "levels-graph")]
     variant: String,
     /// multicolor: how the rows are colored: `jp` (Jones-Plassmann on the GPU, larger degree
@@ -620,7 +621,7 @@ pub(crate) fn smoother<'m, T: Scalar>(
 ) -> Result<Option<Box<dyn Smoother<T> + 'm>>> {
     use rgla::symgs::level_copies::LevelCopySmoother;
     use rgla::symgs::levels::LevelSmoother;
-    use rgla::symgs::multicolor::{ColoringMethod, MulticolorSmoother};
+    use rgla::symgs::multicolor::{ColoringMethod, CopyForm, MulticolorSmoother};
     use rgla::symgs::ready_done::ReadyDoneSmoother;
     use rgla::symgs::sync_free::{Signal, SyncFreeSmoother};
     use rgla::vendor::cusparse_spsv::CusparseSymgs;
@@ -633,18 +634,26 @@ pub(crate) fn smoother<'m, T: Scalar>(
         "level-copies" => Some(Box::new(LevelCopySmoother::new(gpu, matrix)?)),
         "sync-free" => Some(Box::new(SyncFreeSmoother::new(gpu, matrix)?)),
         "sync-free-values" => Some(Box::new(SyncFreeSmoother::new(gpu, matrix)?.with_signal(Signal::Value))),
-        "multicolor" | "multicolor-launches" => {
+        "multicolor" | "multicolor-launches" | "multicolor-csr" | "multicolor-ell" => {
             let method = ColoringMethod::from_name(&args.coloring).ok_or_else(|| {
                 Error::InvalidInput(format!("unknown coloring `{}` (jp, jp-random, greedy)", args.coloring))
             })?;
             let started = std::time::Instant::now();
-            let smoother = MulticolorSmoother::from_matrix(gpu, matrix, method)?;
+            let smoother = match args.variant.as_str() {
+                "multicolor-csr" => MulticolorSmoother::from_matrix_as(gpu, matrix, method, CopyForm::Csr)?,
+                "multicolor-ell" => {
+                    MulticolorSmoother::from_matrix_as(gpu, matrix, method, CopyForm::SlicedEll)?
+                }
+                _ => MulticolorSmoother::from_matrix(gpu, matrix, method)?,
+            };
             gpu.synchronize()?;
             println!(
-                "  {} colors ({}), colored and sorted by color in {:.1} ms",
+                "  {} colors ({}), colored and sorted by color in {:.1} ms, {} read as sliced ELL (its entries per nonzero: {})",
                 smoother.colors(),
                 method.name(),
-                started.elapsed().as_secs_f64() * 1e3
+                started.elapsed().as_secs_f64() * 1e3,
+                smoother.ell_colors(),
+                smoother.ell_padding().map_or("not worked out".into(), |p| format!("{p:.3}"))
             );
             Some(Box::new(smoother.use_graph(args.variant == "multicolor")))
         }

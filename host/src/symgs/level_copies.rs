@@ -75,7 +75,7 @@ impl<T: Scalar> LevelCopySmoother<T> {
     /// Queues a whole sweep: the forward copy's levels in order, then the backward copy's.
     fn queue(&mut self, queue: Queue<'_>, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
         for copy in [&self.forward, &self.backward] {
-            for level in copy.groups() {
+            for level in 0..copy.groups().len() {
                 copy.queue_group(queue, level, 1, &mut self.scratch, r, x)?;
             }
         }

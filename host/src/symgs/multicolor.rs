@@ -26,8 +26,10 @@
 //! those of higher colors: the forward sweep keeps each row's sum over its lower colors, which
 //! no launch changes before the row's backward update, so the backward sweep reads only the
 //! upper parts (half the matrix). A sweep, 2c - 1 color launches, is replayed from a CUDA
-//! graph by default; each color's launch gives each row the lanes its color's mean row length
-//! calls for ([`CsrPlan::width_for`]).
+//! graph by default. A color of many short, even rows is read in sliced-ELL form, as NVIDIA's
+//! HPCG does (a thread per row, loads coalesced across the warp; [`CopyForm`]); the others in
+//! CSR, each row given the lanes its color's mean row length calls for
+//! ([`CsrPlan::width_for`]).
 
 use rayon::prelude::*;
 
@@ -468,7 +470,7 @@ fn sort_by_color<T: Scalar>(
         let ((first, nnz_first), (end, nnz_end)) = (start_of(c), start_of(c + 1));
         if end > first {
             let width = CsrPlan::width_for((nnz_end - nnz_first) as f64 / (end - first) as f64);
-            launches.push(GroupLaunch { first, count: end - first, width });
+            launches.push(GroupLaunch { first, count: end - first, nnz: nnz_end - nnz_first, width });
         }
     }
     Ok((new_to_old, row_ptr, launches))
@@ -478,7 +480,52 @@ fn sort_by_color<T: Scalar>(
 pub(crate) struct GroupLaunch {
     first: u32,
     count: u32,
+    /// Off-diagonal entries of the group's rows.
+    nnz: u32,
     width: u32,
+}
+
+impl GroupLaunch {
+    /// Slices of [`ELL_SLICE`] rows (the last one short) in the sliced-ELL form.
+    fn slices(&self) -> u32 {
+        self.count.div_ceil(ELL_SLICE)
+    }
+}
+
+/// Rows per slice of the sliced-ELL form: a warp's, so that a slice's loads are coalesced.
+const ELL_SLICE: u32 = 32;
+
+/// A group is read in sliced-ELL form (unless CSR is asked for) when its entries there,
+/// padding included, are at most this many times its nonzeros, it has at least
+/// `MIN_ELL_ROWS` rows (a thread each: enough to fill the GPU) and at most `MAX_ELL_ROW_LEN`
+/// entries a row on average (a thread's entries are read one after the other). The stencils'
+/// colors gain; colors of uneven rows (random SPD, Delaunay) or of few long rows (FEM) lose
+/// (PERF.md).
+const MAX_ELL_PADDING: f64 = 1.2;
+const MIN_ELL_ROWS: u32 = 32_768;
+const MAX_ELL_ROW_LEN: u32 = 32;
+
+/// How the sweep reads the grouped copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyForm {
+    /// CSR, a group of lanes per row sized to the group's mean row length.
+    Csr,
+    /// Sliced ELL as in NVIDIA's HPCG: slices of 32 rows, each padded to its longest lower
+    /// part and its longest upper part, entry q of every row of the slice side by side; a
+    /// thread per row, its loads coalesced across the warp.
+    SlicedEll,
+}
+
+/// The groups of the copy read in sliced-ELL form ([`CopyForm::SlicedEll`]): per slice its
+/// first entry and its two widths (0 for the slices of the other groups), the entries of
+/// every slice in order.
+struct SlicedEll<T> {
+    offsets: CudaSlice<u32>,
+    widths: CudaSlice<u32>,
+    cols: CudaSlice<u32>,
+    values: CudaSlice<T>,
+    /// Each group's first slice, if the group is read in this form.
+    slice_first: Vec<Option<u32>>,
 }
 
 /// A copy of the matrix with its rows grouped (by color here, by level in
@@ -488,8 +535,12 @@ pub(crate) struct GroupLaunch {
 /// matrix keeps the locality of its x reads). Each row's entries of lower groups come first.
 pub(crate) struct GroupedCopy<T> {
     /// The rows in group order without their diagonal: CSR arrays (the relax kernels need no
-    /// SpMV analysis).
+    /// SpMV analysis); the column indices and values are dropped once `ell` holds them.
     off_diagonal: (CudaSlice<u32>, CudaSlice<u32>, CudaSlice<T>),
+    ell: Option<SlicedEll<T>>,
+    /// Entries of the sliced-ELL form, padding included, per nonzero of the copy, where it
+    /// was worked out.
+    ell_padding: Option<f64>,
     /// Where each row's entries of higher groups start.
     upper_start: CudaSlice<u32>,
     /// a_ii in group order.
@@ -512,11 +563,13 @@ impl<T: Scalar> GroupedCopy<T> {
             }
             let nnz = b.row_ptr()[c[1] as usize] - b.row_ptr()[c[0] as usize];
             let width = CsrPlan::width_for(nnz as f64 / count as f64);
-            groups.push(GroupLaunch { first, count, width });
+            groups.push(GroupLaunch { first, count, nnz, width });
         }
         Ok(GroupedCopy {
             off_diagonal: (gpu.upload(b.row_ptr())?, gpu.upload(b.col_indices())?, gpu.upload(b.values())?),
             upper_start: gpu.upload(&upper_start)?,
+            ell: None,
+            ell_padding: None,
             diagonal: gpu.upload(&order.permuted.diagonal())?,
             new_to_old: gpu.upload(&order.new_to_old)?,
             groups,
@@ -563,6 +616,8 @@ impl<T: Scalar> GroupedCopy<T> {
         }
         Ok(GroupedCopy {
             off_diagonal: (row_ptr, col_idx, values),
+            ell: None,
+            ell_padding: None,
             upper_start,
             diagonal,
             new_to_old,
@@ -574,18 +629,148 @@ impl<T: Scalar> GroupedCopy<T> {
         &self.groups
     }
 
-    /// Queues the update of one group's rows, x in place (`kernels::relax_color`): with
-    /// `forward` 1 from all their entries, keeping each row's sum over lower groups in
-    /// `lower_sum`; with 0 from that sum and their entries of higher groups.
+    /// Groups read in sliced-ELL form.
+    fn ell_groups(&self) -> usize {
+        self.ell.as_ref().map_or(0, |ell| ell.slice_first.iter().flatten().count())
+    }
+
+    /// Builds the sliced-ELL form on the GPU from the CSR copy for the groups `form` asks for
+    /// (all, or none), or if `form` is `None` for those it suits (`MAX_ELL_PADDING`,
+    /// `MIN_ELL_ROWS`, `MAX_ELL_ROW_LEN`); the CSR entries are dropped when no group reads them
+    /// any more. Only the slices' widths make the round trip to the host (for their prefix
+    /// sums).
+    fn with_form(mut self, gpu: &Gpu, form: Option<CopyForm>) -> Result<Self> {
+        if form == Some(CopyForm::Csr) || self.groups.is_empty() {
+            return Ok(self);
+        }
+        let mut slice_first = Vec::with_capacity(self.groups.len());
+        let mut slices = 0u32;
+        for group in &self.groups {
+            slice_first.push(slices);
+            slices += group.slices();
+        }
+        let (row_ptr, col_idx, values) = &self.off_diagonal;
+        let mut widths = gpu.zeros::<u32>(2 * slices as usize)?;
+        for (group, &first_slice) in self.groups.iter().zip(&slice_first) {
+            // SAFETY: the group's rows of the copy, whose row pointers and upper starts these
+            // are; two widths per slice of every group.
+            unsafe {
+                kernels::ell_widths(
+                    gpu,
+                    Launch::linear(group.count as usize, 128),
+                    group.first,
+                    group.count,
+                    first_slice,
+                    row_ptr,
+                    &self.upper_start,
+                    &mut widths,
+                )?;
+            }
+        }
+        // Each group's entries in the form, and the choice; the slices of the groups left in
+        // CSR get no entries.
+        let mut host_widths = gpu.download(&widths)?;
+        let slice_entries = |pair: &[u32]| ELL_SLICE as u64 * (pair[0] + pair[1]) as u64;
+        let mut chosen = Vec::with_capacity(self.groups.len());
+        let (mut all_entries, mut all_nnz) = (0u64, 0u64);
+        for (group, &first_slice) in self.groups.iter().zip(&slice_first) {
+            let range = 2 * first_slice as usize..2 * (first_slice + group.slices()) as usize;
+            let entries: u64 = host_widths[range.clone()].chunks(2).map(slice_entries).sum();
+            (all_entries, all_nnz) = (all_entries + entries, all_nnz + group.nnz as u64);
+            let suits = entries as f64 <= MAX_ELL_PADDING * group.nnz as f64
+                && group.count >= MIN_ELL_ROWS
+                && group.nnz <= MAX_ELL_ROW_LEN * group.count;
+            let ell = form == Some(CopyForm::SlicedEll) || suits;
+            if !ell {
+                host_widths[range].fill(0);
+            }
+            chosen.push(ell.then_some(first_slice));
+        }
+        self.ell_padding = Some(all_entries as f64 / all_nnz.max(1) as f64);
+        let mut offsets = Vec::with_capacity(slices as usize);
+        let mut entries = 0u64;
+        for pair in host_widths.chunks(2) {
+            offsets.push(u32::try_from(entries));
+            entries += slice_entries(pair);
+        }
+        let Ok(offsets) = offsets.into_iter().collect::<std::result::Result<Vec<u32>, _>>() else {
+            return Ok(self); // past u32 entries: stay in CSR
+        };
+        if entries == 0 || u32::try_from(entries).is_err() {
+            return Ok(self);
+        }
+        gpu.upload_into(&host_widths, &mut widths)?;
+        let offsets = gpu.upload(&offsets)?;
+        let (mut cols, mut ell_values) =
+            (gpu.zeros::<u32>(entries as usize)?, gpu.zeros::<T>(entries as usize)?);
+        for (group, first_slice) in self.groups.iter().zip(&chosen) {
+            let Some(first_slice) = *first_slice else { continue };
+            // SAFETY: as for the widths; the offsets and widths just computed place every
+            // slice's blocks apart inside the arrays of `entries`.
+            unsafe {
+                kernels::ell_fill(
+                    gpu,
+                    Launch::linear(group.count as usize, 128),
+                    group.first,
+                    group.count,
+                    first_slice,
+                    &self.new_to_old,
+                    row_ptr,
+                    &self.upper_start,
+                    col_idx,
+                    values,
+                    &offsets,
+                    &widths,
+                    &mut cols,
+                    &mut ell_values,
+                )?;
+            }
+        }
+        if chosen.iter().all(Option::is_some) {
+            self.off_diagonal.1 = gpu.zeros(0)?;
+            self.off_diagonal.2 = gpu.zeros(0)?;
+        }
+        self.ell = Some(SlicedEll { offsets, widths, cols, values: ell_values, slice_first: chosen });
+        Ok(self)
+    }
+
+    /// Queues the update of group `index`'s rows, x in place (`kernels::relax_color`, or
+    /// `relax_color_ell` on the sliced-ELL form): with `forward` 1 from all their entries,
+    /// keeping each row's sum over lower groups in `lower_sum`; with 0 from that sum and their
+    /// entries of higher groups.
     pub(crate) fn queue_group(
         &self,
         queue: Queue<'_>,
-        group: &GroupLaunch,
+        index: usize,
         forward: u32,
         lower_sum: &mut CudaSlice<T>,
         r: &CudaSlice<T>,
         x: &mut CudaSlice<T>,
     ) -> Result<()> {
+        let group = &self.groups[index];
+        if let Some((ell, slice_first)) = self.ell.as_ref().and_then(|e| Some((e, e.slice_first[index]?))) {
+            // SAFETY: rows first..first + count of the copy and their slices, the blocks
+            // `ell_fill` wrote; lower sums and vectors as below; blocks a multiple of 32.
+            return unsafe {
+                kernels::relax_color_ell(
+                    queue,
+                    Launch::linear(group.count as usize, 128),
+                    forward,
+                    group.first,
+                    group.count,
+                    slice_first,
+                    &self.new_to_old,
+                    &ell.offsets,
+                    &ell.widths,
+                    &ell.cols,
+                    &ell.values,
+                    &self.diagonal,
+                    lower_sum,
+                    r,
+                    x,
+                )
+            };
+        }
         let launch = Launch::linear(group.count as usize * group.width as usize, 128);
         let (row_ptr, col_idx, values) = &self.off_diagonal;
         // SAFETY: rows first..first + count of the copy without its diagonal, with their rows
@@ -624,6 +809,8 @@ pub struct MulticolorSmoother<T> {
     /// Each row's sum over its lower colors, from the forward sweep to the backward one.
     lower_sum: CudaSlice<T>,
     method: Option<ColoringMethod>,
+    /// The form asked for ([`MulticolorSmoother::from_matrix_as`]), if any.
+    chosen_form: Option<CopyForm>,
     /// Lanes per row set by [`MulticolorSmoother::with_lanes_per_row`].
     fixed_lanes: Option<u32>,
     use_graph: bool,
@@ -632,13 +819,19 @@ pub struct MulticolorSmoother<T> {
 }
 
 impl<T: Scalar> MulticolorSmoother<T> {
-    fn with_copy(gpu: &Gpu, copy: GroupedCopy<T>, method: Option<ColoringMethod>) -> Result<Self> {
+    fn with_copy(
+        gpu: &Gpu,
+        copy: GroupedCopy<T>,
+        method: Option<ColoringMethod>,
+        form: Option<CopyForm>,
+    ) -> Result<Self> {
         let rows = copy.new_to_old.len();
         Ok(MulticolorSmoother {
             rows,
-            copy,
+            copy: copy.with_form(gpu, form)?,
             lower_sum: gpu.zeros(rows)?,
             method,
+            chosen_form: form,
             fixed_lanes: None,
             use_graph: true,
             graph: GraphReplay::default(),
@@ -647,15 +840,38 @@ impl<T: Scalar> MulticolorSmoother<T> {
 
     /// From a host-renumbered order (uploaded).
     pub fn new(gpu: &Gpu, order: &MulticolorOrder<T>) -> Result<Self> {
-        Self::with_copy(gpu, GroupedCopy::from_order(gpu, order)?, order.method)
+        Self::with_copy(gpu, GroupedCopy::from_order(gpu, order)?, order.method, None)
     }
 
     /// Colors the matrix with `method` and sorts its rows by color on the GPU, from the copy
     /// the exact-order smoothers and PCG use ([`GroupedCopy::sorted`]); the greedy coloring is
-    /// computed on the host from the downloaded pattern.
+    /// computed on the host from the downloaded pattern. The sweep reads the copy in sliced-ELL
+    /// form where its padding is small ([`CopyForm`]), else in CSR.
     pub fn from_matrix(gpu: &Gpu, m: &SymgsMatrix<T>, method: ColoringMethod) -> Result<Self> {
         let (state, colors) = color_states(gpu, m, method)?;
-        Self::with_copy(gpu, GroupedCopy::sorted(gpu, m, &state, colors)?, Some(method))
+        Self::with_copy(gpu, GroupedCopy::sorted(gpu, m, &state, colors)?, Some(method), None)
+    }
+
+    /// As [`Self::from_matrix`], the sweep reading the copy in `form` whatever its padding.
+    pub fn from_matrix_as(
+        gpu: &Gpu,
+        m: &SymgsMatrix<T>,
+        method: ColoringMethod,
+        form: CopyForm,
+    ) -> Result<Self> {
+        let (state, colors) = color_states(gpu, m, method)?;
+        Self::with_copy(gpu, GroupedCopy::sorted(gpu, m, &state, colors)?, Some(method), Some(form))
+    }
+
+    /// Colors read in sliced-ELL form ([`CopyForm`]); the others are read in CSR.
+    pub fn ell_colors(&self) -> usize {
+        self.copy.ell_groups()
+    }
+
+    /// Entries of the sliced-ELL form, padding included, per nonzero of the copy, over all
+    /// colors (not worked out when the CSR form was asked for).
+    pub fn ell_padding(&self) -> Option<f64> {
+        self.copy.ell_padding
     }
 
     /// Row k of the colored copy is row `new_to_old[k]` of A.
@@ -681,12 +897,18 @@ impl<T: Scalar> MulticolorSmoother<T> {
     }
 
     /// Gives every color's rows `lanes` lanes each (2, 4, 8, 16 or 32) instead of the width
-    /// its mean row length calls for. Any width gives the same result.
+    /// its mean row length calls for, in the CSR form. Any width gives the same result.
     pub fn with_lanes_per_row(mut self, lanes: u32) -> Result<Self> {
         if !lanes.is_power_of_two() || !(2..=32).contains(&lanes) {
             return Err(Error::InvalidInput(format!(
                 "multicolor lanes per row must be 2, 4, 8, 16 or 32, got {lanes}"
             )));
+        }
+        if self.ell_colors() > 0 {
+            return Err(Error::InvalidInput(
+                "multicolor lanes per row apply to the CSR form (the sliced-ELL form has a thread per row)"
+                    .into(),
+            ));
         }
         self.copy.groups.iter_mut().for_each(|c| c.width = lanes);
         self.fixed_lanes = Some(lanes);
@@ -709,9 +931,9 @@ impl<T: Scalar> MulticolorSmoother<T> {
         // Backward from the second-to-last color: the rows of one color do not read each
         // other, so relaxing the last color again at once would recompute its rows from the
         // very values they were just computed from (the same result, to rounding).
-        let colors = self.copy.groups();
-        let backward = colors[..colors.len() - 1].iter().rev().map(|c| (c, 0u32));
-        for (color, forward) in colors.iter().map(|c| (c, 1u32)).chain(backward) {
+        let colors = self.copy.groups().len();
+        let backward = (0..colors - 1).rev().map(|c| (c, 0u32));
+        for (color, forward) in (0..colors).map(|c| (c, 1u32)).chain(backward) {
             self.copy.queue_group(queue, color, forward, &mut self.lower_sum, r, x)?;
         }
         Ok(())
@@ -724,9 +946,14 @@ impl<T: Scalar> Smoother<T> for MulticolorSmoother<T> {
             None | Some(ColoringMethod::JonesPlassmann) => String::new(),
             Some(m) => format!("-{}", m.name()),
         };
+        let form = match self.chosen_form {
+            None => "",
+            Some(CopyForm::Csr) => "-csr",
+            Some(CopyForm::SlicedEll) => "-ell",
+        };
         let lanes = self.fixed_lanes.map_or(String::new(), |l| format!("-{l}lanes"));
         let graph = if self.use_graph { "" } else { "-launches" };
-        format!("multicolor{method}{lanes}{graph}")
+        format!("multicolor{method}{form}{lanes}{graph}")
     }
 
     fn exact_order(&self) -> bool {

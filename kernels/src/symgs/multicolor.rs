@@ -506,3 +506,170 @@ unsafe fn group_dot<T: Float, const W: u32>(
     }
     sum0 + sum1
 }
+
+/// The widths of a group's slices in the sliced-ELL form of the grouped copy: slice `s` holds
+/// rows `first + 32 s..` (a warp's), and `widths[2 (slice_first + s)]` and `[.. + 1]` get the
+/// longest lower part and the longest upper part among them. Launch: a thread per row of the
+/// group (`count`), blocks a multiple of 32.
+#[gpu::kernel]
+pub unsafe fn ell_widths(
+    first: u32,
+    count: u32,
+    slice_first: u32,
+    row_ptr: *const u32,
+    upper_start: *const u32,
+    widths: *mut u32,
+) {
+    let k = index_1d();
+    let (lower, upper) = if k < count {
+        let row = (first + k) as usize;
+        // SAFETY: first + count <= rows; row_ptr has rows + 1 entries, upper_start rows.
+        unsafe {
+            let (start, split, end) =
+                (load_nc(row_ptr.add(row)), load_nc(upper_start.add(row)), load_nc(row_ptr.add(row + 1)));
+            (split - start, end - split)
+        }
+    } else {
+        (0, 0)
+    };
+    let (lower, upper) = (warp::reduce_max(lower), warp::reduce_max(upper));
+    if lane_id() == 0 && k < count {
+        let slice = (slice_first + k / WARP_SIZE) as usize;
+        // SAFETY: the host sizes `widths` at two per slice of every group.
+        unsafe {
+            *widths.add(2 * slice) = lower;
+            *widths.add(2 * slice + 1) = upper;
+        }
+    }
+}
+
+/// Fills a group's rows of the sliced-ELL form from the CSR copy: slice `s` of the group
+/// starts at `offsets[slice_first + s]` with its lower block (`widths[2 slice]` entries a row,
+/// row-interleaved: entry q of the slice's lane l at `32 q + l`) and then its upper block.
+/// Padding holds zeros at the row's own column (A's numbering: `new_to_old`), which the sweep
+/// multiplies by a value x holds anyway. Launch: a thread per row of the group, blocks a
+/// multiple of 32.
+#[gpu::kernel(T = f32 | f64)]
+#[allow(clippy::too_many_arguments)] // the CSR copy, the slices, and the form they fill
+pub unsafe fn ell_fill<T: Float>(
+    first: u32,
+    count: u32,
+    slice_first: u32,
+    new_to_old: *const u32,
+    row_ptr: *const u32,
+    upper_start: *const u32,
+    col_idx: *const u32,
+    values: *const T,
+    offsets: *const u32,
+    widths: *const u32,
+    ell_cols: *mut u32,
+    ell_values: *mut T,
+) {
+    let k = index_1d();
+    if k >= count {
+        return;
+    }
+    let row = (first + k) as usize;
+    let slice = (slice_first + k / WARP_SIZE) as usize;
+    let lane = k % WARP_SIZE;
+    // SAFETY: row < rows and slice < slices (the host's sizes); each entry written lies in the
+    // slice's blocks (q < width, lane < 32), which the host's offsets keep apart.
+    unsafe {
+        let own = load_nc(new_to_old.add(row));
+        let (start, split, end) =
+            (load_nc(row_ptr.add(row)), load_nc(upper_start.add(row)), load_nc(row_ptr.add(row + 1)));
+        let offset = load_nc(offsets.add(slice));
+        let (lower_width, upper_width) = (load_nc(widths.add(2 * slice)), load_nc(widths.add(2 * slice + 1)));
+        for (block, from, to, width) in
+            [(offset, start, split, lower_width), (offset + WARP_SIZE * lower_width, split, end, upper_width)]
+        {
+            for q in 0..width {
+                let at = (block + WARP_SIZE * q + lane) as usize;
+                let j = from + q;
+                let (col, value) = if j < to {
+                    (load_nc(col_idx.add(j as usize)), load_nc(values.add(j as usize)))
+                } else {
+                    (own, T::ZERO)
+                };
+                *ell_cols.add(at) = col;
+                *ell_values.add(at) = value;
+            }
+        }
+    }
+}
+
+/// As [`relax_color`] from the sliced-ELL form ([`ell_fill`]): a thread per row, whose loads
+/// of the slice's entries are coalesced across the warp (a warp holds a slice), with no
+/// shuffles. The forward sweep sums the lower and the upper blocks and keeps the lower sum;
+/// the backward sweep reads only the upper block. Launch: a thread per row of the group,
+/// blocks a multiple of 32.
+#[gpu::kernel(T = f32 | f64)]
+#[allow(clippy::too_many_arguments)] // the group, its slices, the copy and the vectors
+pub unsafe fn relax_color_ell<T: Float>(
+    forward: u32,
+    first: u32,
+    count: u32,
+    slice_first: u32,
+    rows_of: *const u32,
+    offsets: *const u32,
+    widths: *const u32,
+    ell_cols: *const u32,
+    ell_values: *const T,
+    diagonal: *const T,
+    lower_sum: *mut T,
+    r: *const T,
+    x: *mut T,
+) {
+    let k = index_1d();
+    if k >= count {
+        return;
+    }
+    let row = (first + k) as usize;
+    let slice = (slice_first + k / WARP_SIZE) as usize;
+    let lane = k % WARP_SIZE;
+    // SAFETY: row < rows and slice < slices; the blocks lie in the ELL arrays (the host's
+    // offsets and widths), their columns < rows. Only this thread writes x[i] and
+    // lower_sum[row], and no row of this group reads them.
+    unsafe {
+        let offset = load_nc(offsets.add(slice));
+        let (lower_width, upper_width) = (load_nc(widths.add(2 * slice)), load_nc(widths.add(2 * slice + 1)));
+        let upper_block = offset + WARP_SIZE * lower_width + lane;
+        let upper = ell_dot(upper_block, upper_width, ell_cols, ell_values, x);
+        let lower = if forward != 0 {
+            let lower = ell_dot(offset + lane, lower_width, ell_cols, ell_values, x);
+            *lower_sum.add(row) = lower;
+            lower
+        } else {
+            *lower_sum.add(row)
+        };
+        let i = load_nc(rows_of.add(row)) as usize;
+        *x.add(i) = (load_nc(r.add(i)) - lower - upper) / load_nc(diagonal.add(row));
+    }
+}
+
+/// `sum_q values[at_q] x[cols[at_q]]` over a row's `width` entries of a sliced-ELL block,
+/// `at_q = first + 32 q`, two loads of x in flight.
+///
+/// # Safety
+/// The entries lie in the arrays, their columns in `x`, which other threads of the launch may
+/// write (other rows): plain loads.
+#[inline(always)]
+unsafe fn ell_dot<T: Float>(first: u32, width: u32, cols: *const u32, values: *const T, x: *const T) -> T {
+    let (mut sum0, mut sum1) = (T::ZERO, T::ZERO);
+    let mut q = 0;
+    // SAFETY: the caller's ranges.
+    unsafe {
+        while q + 1 < width {
+            let (at0, at1) = ((first + WARP_SIZE * q) as usize, (first + WARP_SIZE * (q + 1)) as usize);
+            let (c0, c1) = (load_nc(cols.add(at0)), load_nc(cols.add(at1)));
+            sum0 = load_nc(values.add(at0)).mul_add(*x.add(c0 as usize), sum0);
+            sum1 = load_nc(values.add(at1)).mul_add(*x.add(c1 as usize), sum1);
+            q += 2;
+        }
+        if q < width {
+            let at = (first + WARP_SIZE * q) as usize;
+            sum0 = load_nc(values.add(at)).mul_add(*x.add(load_nc(cols.add(at)) as usize), sum0);
+        }
+    }
+    sum0 + sum1
+}
