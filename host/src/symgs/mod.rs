@@ -9,7 +9,8 @@
 //! - [`sync_free`]: one launch per sweep direction, rows waiting on per-row done flags (or,
 //!   faster, on the values themselves).
 //! - [`multicolor`]: a *different* smoother (rows reordered by color, colored on the GPU), one
-//!   launch per color, replayed from a CUDA graph.
+//!   launch per color, replayed from a CUDA graph; colors of many short, even rows read in
+//!   sliced-ELL form.
 //! - [`pcg`]: conjugate gradients preconditioned by one sweep (HPCG-like).
 //! - `vendor::cusparse_spsv`: the same sweep from cuSPARSE triangular solves (the baseline).
 //!
