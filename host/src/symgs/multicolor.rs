@@ -690,13 +690,11 @@ impl<T: Scalar> GroupedCopy<T> {
         let mut offsets = Vec::with_capacity(slices as usize);
         let mut entries = 0u64;
         for pair in host_widths.chunks(2) {
-            offsets.push(u32::try_from(entries));
+            offsets.push(entries as u32); // every offset is below `entries`, checked next
             entries += slice_entries(pair);
         }
-        let Ok(offsets) = offsets.into_iter().collect::<std::result::Result<Vec<u32>, _>>() else {
-            return Ok(self); // past u32 entries: stay in CSR
-        };
-        if entries == 0 || u32::try_from(entries).is_err() {
+        // No entries, or more than u32 offsets reach: stay in CSR.
+        if entries == 0 || entries > u32::MAX as u64 {
             return Ok(self);
         }
         gpu.upload_into(&host_widths, &mut widths)?;

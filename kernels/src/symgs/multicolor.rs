@@ -569,22 +569,18 @@ pub unsafe fn ell_fill<T: Float>(
     if k >= count {
         return;
     }
-    let row = (first + k) as usize;
-    let slice = (slice_first + k / WARP_SIZE) as usize;
-    let lane = k % WARP_SIZE;
-    // SAFETY: row < rows and slice < slices (the host's sizes); each entry written lies in the
-    // slice's blocks (q < width, lane < 32), which the host's offsets keep apart.
+    // SAFETY: row < rows and its slice < slices (the host's sizes); each entry written lies
+    // in the slice's blocks (q < width), which the host's offsets keep apart.
     unsafe {
-        let own = load_nc(new_to_old.add(row));
+        let e = ell_row(k, first, slice_first, offsets, widths);
+        let own = load_nc(new_to_old.add(e.row));
         let (start, split, end) =
-            (load_nc(row_ptr.add(row)), load_nc(upper_start.add(row)), load_nc(row_ptr.add(row + 1)));
-        let offset = load_nc(offsets.add(slice));
-        let (lower_width, upper_width) = (load_nc(widths.add(2 * slice)), load_nc(widths.add(2 * slice + 1)));
+            (load_nc(row_ptr.add(e.row)), load_nc(upper_start.add(e.row)), load_nc(row_ptr.add(e.row + 1)));
         for (block, from, to, width) in
-            [(offset, start, split, lower_width), (offset + WARP_SIZE * lower_width, split, end, upper_width)]
+            [(e.lower, start, split, e.lower_width), (e.upper, split, end, e.upper_width)]
         {
             for q in 0..width {
-                let at = (block + WARP_SIZE * q + lane) as usize;
+                let at = (block + WARP_SIZE * q) as usize;
                 let j = from + q;
                 let (col, value) = if j < to {
                     (load_nc(col_idx.add(j as usize)), load_nc(values.add(j as usize)))
@@ -595,6 +591,38 @@ pub unsafe fn ell_fill<T: Float>(
                 *ell_values.add(at) = value;
             }
         }
+    }
+}
+
+/// Where thread `k` of a group's launch finds its row's entries in the sliced-ELL form: entry
+/// q of the row's lower part at `lower + 32 q` (of `lower_width`), of its upper part at
+/// `upper + 32 q` (of `upper_width`).
+struct EllRow {
+    row: usize,
+    lower: u32,
+    lower_width: u32,
+    upper: u32,
+    upper_width: u32,
+}
+
+/// The [`EllRow`] of thread `k`, row `first + k` of the copy, in slice `slice_first + k / 32`.
+///
+/// # Safety
+/// The slice lies in `offsets` and (two per slice) `widths`.
+#[inline(always)]
+unsafe fn ell_row(k: u32, first: u32, slice_first: u32, offsets: *const u32, widths: *const u32) -> EllRow {
+    let slice = (slice_first + k / WARP_SIZE) as usize;
+    // SAFETY: the caller's bounds.
+    let (offset, lower_width, upper_width) = unsafe {
+        (load_nc(offsets.add(slice)), load_nc(widths.add(2 * slice)), load_nc(widths.add(2 * slice + 1)))
+    };
+    let lower = offset + k % WARP_SIZE;
+    EllRow {
+        row: (first + k) as usize,
+        lower,
+        lower_width,
+        upper: lower + WARP_SIZE * lower_width,
+        upper_width,
     }
 }
 
@@ -624,26 +652,21 @@ pub unsafe fn relax_color_ell<T: Float>(
     if k >= count {
         return;
     }
-    let row = (first + k) as usize;
-    let slice = (slice_first + k / WARP_SIZE) as usize;
-    let lane = k % WARP_SIZE;
-    // SAFETY: row < rows and slice < slices; the blocks lie in the ELL arrays (the host's
+    // SAFETY: row < rows and its slice < slices; the blocks lie in the ELL arrays (the host's
     // offsets and widths), their columns < rows. Only this thread writes x[i] and
     // lower_sum[row], and no row of this group reads them.
     unsafe {
-        let offset = load_nc(offsets.add(slice));
-        let (lower_width, upper_width) = (load_nc(widths.add(2 * slice)), load_nc(widths.add(2 * slice + 1)));
-        let upper_block = offset + WARP_SIZE * lower_width + lane;
-        let upper = ell_dot(upper_block, upper_width, ell_cols, ell_values, x);
+        let e = ell_row(k, first, slice_first, offsets, widths);
+        let upper = ell_dot(e.upper, e.upper_width, ell_cols, ell_values, x);
         let lower = if forward != 0 {
-            let lower = ell_dot(offset + lane, lower_width, ell_cols, ell_values, x);
-            *lower_sum.add(row) = lower;
+            let lower = ell_dot(e.lower, e.lower_width, ell_cols, ell_values, x);
+            *lower_sum.add(e.row) = lower;
             lower
         } else {
-            *lower_sum.add(row)
+            *lower_sum.add(e.row)
         };
-        let i = load_nc(rows_of.add(row)) as usize;
-        *x.add(i) = (load_nc(r.add(i)) - lower - upper) / load_nc(diagonal.add(row));
+        let i = load_nc(rows_of.add(e.row)) as usize;
+        *x.add(i) = (load_nc(r.add(i)) - lower - upper) / load_nc(diagonal.add(e.row));
     }
 }
 
