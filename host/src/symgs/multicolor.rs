@@ -699,8 +699,14 @@ impl<T: Scalar> GroupedCopy<T> {
         }
         gpu.upload_into(&host_widths, &mut widths)?;
         let offsets = gpu.upload(&offsets)?;
-        let (mut cols, mut ell_values) =
-            (gpu.zeros::<u32>(entries as usize)?, gpu.zeros::<T>(entries as usize)?);
+        // The form is held beside the CSR copy until it is built: where that does not fit, a
+        // choice of our own stays in CSR (an asked-for form is an error).
+        let arrays =
+            gpu.zeros::<u32>(entries as usize).and_then(|c| Ok((c, gpu.zeros::<T>(entries as usize)?)));
+        let (mut cols, mut ell_values) = match arrays {
+            Err(Error::OutOfMemory { .. }) if form.is_none() => return Ok(self),
+            other => other?,
+        };
         for (group, first_slice) in self.groups.iter().zip(&chosen) {
             let Some(first_slice) = *first_slice else { continue };
             // SAFETY: as for the widths; the offsets and widths just computed place every
