@@ -76,9 +76,14 @@ fn run<T: Scalar + CublasGemm>(s: &mut Session, n: usize, vendor_size: bool) {
     let mut measure =
         |kernel: &str, kind: &str, run: &mut dyn FnMut(&mut rgla::gpu::CudaSlice<T>) -> rgla::Result<()>| {
             let what = format!("{kernel} {} n={n}", T::NAME);
-            // TF32 rounds the inputs: its bound on |A| |B|, which is A B here (positive inputs).
-            let tf32 = kernel.ends_with("tf32");
-            let tolerance = if tf32 { gemm::tf32_error_bound(n) } else { tolerance };
+            // TF32 rounds or truncates the inputs: its bound on |A| |B|, which is A B here
+            // (positive inputs).
+            let bound = GemmKernel::from_name(kernel, None).and_then(|k| k.reduced_precision_bound(n));
+            let tolerance = match bound {
+                Some(bound) => bound,
+                None if kernel == "cublas-tf32" => gemm::tf32_truncated_error_bound(n),
+                None => tolerance,
+            };
             gpu.upload_into(&poison, &mut dc).unwrap();
             let checked =
                 run(&mut dc).and_then(|()| gpu.download(&dc)).map(|got| compare(&got, &expect, 1e-3));
@@ -108,6 +113,7 @@ fn run<T: Scalar + CublasGemm>(s: &mut Session, n: usize, vendor_size: bool) {
         GemmKernel::Dmma16,
         GemmKernel::DmmaPipelined,
         GemmKernel::Tf32,
+        GemmKernel::Tf32Wgmma,
     ];
     if !vendor_size {
         // The report's table: small tiles only where a run takes seconds at most.

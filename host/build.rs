@@ -1,11 +1,13 @@
 //! Builds the `kernels` crate for `nvptx64-nvidia-cuda` and embeds the PTX in this crate
 //! (the role `cuda_builder` plays in rust-cuda): one module per architecture in
-//! `KERNELS_ARCHES` (default `sm_80,sm_90`), listed in `$OUT_DIR/ptx_modules.rs`. At run time
-//! the host loads the newest module the GPU can run; the driver compiles its PTX for the GPU.
+//! `KERNELS_ARCHES` (default `sm_80,sm_90,sm_90a`), listed in `$OUT_DIR/ptx_modules.rs`. At run
+//! time the host loads the newest module the GPU can run (an arch-specific one such as sm_90a
+//! only on its own architecture); the driver compiles its PTX for the GPU.
 //! Also writes `$OUT_DIR/launchers.rs`, a typed launcher for every `#[gpu::kernel]` of the
 //! kernels crate, from the same declarations its entry points come from (`declare`).
 //! sm_80 is the baseline every kernel is built for; kernels that need newer instructions are
-//! `#[cfg(target_feature = "sm_90")]` in `kernels` and exist only in that module.
+//! `#[cfg(target_feature = "sm_90")]` in `kernels` and exist only in that module (and sm_90a's,
+//! which adds the `#[cfg(target_feature = "sm_90a")]` kernels: Hopper's warpgroup MMA).
 //! Example: `KERNELS_ARCHES=sm_80 cargo build` builds the baseline only.
 
 use std::env;
@@ -16,7 +18,9 @@ use std::process::Command;
 const PTX_ISA: &str = "ptx78";
 
 const TARGET: &str = "nvptx64-nvidia-cuda";
-const DEFAULT_ARCHES: &str = "sm_80,sm_90";
+const DEFAULT_ARCHES: &str = "sm_80,sm_90,sm_90a";
+/// The PTX ISA of the arch-specific targets (sm_90a needs 8.0).
+const PTX_ISA_ARCH_SPECIFIC: &str = "ptx80";
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
@@ -36,20 +40,22 @@ fn main() {
     println!("cargo:rerun-if-changed={}", manifest_dir.join("abi/src").display());
 
     let mut modules = String::from(
-        "/// (architecture, e.g. 80 for sm_80; PTX), oldest first.\npub const MODULES: &[(u32, &str)] = &[\n",
+        "/// (architecture, e.g. 80 for sm_80; its name, e.g. \"sm_90a\"; PTX), oldest first.\n\
+         pub const MODULES: &[(u32, &str, &str)] = &[\n",
     );
     let mut numbers: Vec<(u32, &str)> = Vec::new();
     for arch in arches.split(',').map(str::trim).filter(|a| !a.is_empty()) {
-        let number = arch.strip_prefix("sm_").and_then(|n| n.parse::<u32>().ok());
-        let Some(number) = number else {
-            fail(&format!("KERNELS_ARCHES: `{arch}` is not of the form sm_NN"))
+        let digits = arch.strip_prefix("sm_").map(|n| n.strip_suffix('a').unwrap_or(n));
+        let Some(number) = digits.and_then(|n| n.parse::<u32>().ok()) else {
+            fail(&format!("KERNELS_ARCHES: `{arch}` is not of the form sm_NN or sm_NNa"))
         };
         numbers.push((number, arch));
     }
     numbers.sort();
     for (number, arch) in numbers {
         let ptx = build_ptx(&kernels, &manifest_dir, &out_dir, arch);
-        modules.push_str(&format!("    ({number}, include_str!({:?})),\n", ptx.display().to_string()));
+        modules
+            .push_str(&format!("    ({number}, {arch:?}, include_str!({:?})),\n", ptx.display().to_string()));
     }
     modules.push_str("];\n");
     if let Err(e) = std::fs::write(out_dir.join("ptx_modules.rs"), modules) {
@@ -63,6 +69,7 @@ fn main() {
 fn build_ptx(kernels: &Path, manifest_dir: &Path, out_dir: &Path, arch: &str) -> PathBuf {
     let target_dir = workspace_target_dir(manifest_dir, out_dir).join("ptx").join(arch);
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let ptx_isa = if arch.ends_with('a') { PTX_ISA_ARCH_SPECIFIC } else { PTX_ISA };
     let mut cmd = Command::new(cargo);
     cmd.current_dir(kernels)
         .args(["build", "--release", "--target", TARGET, "-Zbuild-std=core"])
@@ -70,7 +77,7 @@ fn build_ptx(kernels: &Path, manifest_dir: &Path, out_dir: &Path, arch: &str) ->
         .arg(&target_dir)
         // PTX ISA 7.8 for every architecture (LLVM's default for sm_80 is 7.0): L2 cache
         // hints (`createpolicy`, 7.4) are part of the sm_80 baseline. Drivers of CUDA 11.8 on.
-        .env("CARGO_ENCODED_RUSTFLAGS", format!("-Ctarget-cpu={arch}\x1f-Ctarget-feature=+{PTX_ISA}"));
+        .env("CARGO_ENCODED_RUSTFLAGS", format!("-Ctarget-cpu={arch}\x1f-Ctarget-feature=+{ptx_isa}"));
     // The outer cargo's settings for the host build must not leak into the device build.
     for var in [
         "RUSTFLAGS",

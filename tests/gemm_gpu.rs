@@ -81,8 +81,11 @@ fn gemm_errors_name_the_problem() {
     assert!(err.contains("f32 only"), "{err}");
 }
 
-/// The TF32 kernel and cuBLAS in TF32 mode against the f64 reference, entry by entry within
-/// the TF32 bound on |A| |B|; and less accurate than f32 (so the tensor cores did round).
+/// The TF32 kernels and cuBLAS in TF32 mode against the f64 reference, entry by entry within
+/// their TF32 bound on |A| |B| (inputs rounded, or truncated: `tf32-wgmma` and cuBLAS); and
+/// less accurate than f32 (so the tensor cores did round). The
+/// warpgroup-MMA kernel runs where k and n are multiples of 4 (the shapes added for it: edges
+/// of its 128 x 128 x 32 tiles), the mma.sync one elsewhere.
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn tf32_gemm_within_its_error_bound() {
@@ -91,24 +94,33 @@ fn tf32_gemm_within_its_error_bound() {
         eprintln!("SKIPPED: the TF32 kernel needs an sm_90 GPU");
         return;
     }
+    let wgmma = GemmKernel::Tf32Wgmma.supports::<f32>(&gpu);
+    if !wgmma {
+        eprintln!("SKIPPED: tf32-wgmma needs the sm_90a module (H100, H200); {} loaded", gpu.ptx_name());
+    }
+    let kernels: Vec<Option<GemmKernel>> =
+        [Some(GemmKernel::Tf32), wgmma.then_some(GemmKernel::Tf32Wgmma), None].into_iter().collect();
     let cublas = Cublas::new_tf32(&gpu).unwrap();
-    for (m, k, n) in SHAPES.into_iter().chain([(1, 300, 1), (129, 1001, 65)]) {
+    let wgmma_shapes = [(1, 4, 4), (100, 36, 68), (129, 1000, 132), (257, 4100, 260), (640, 96, 384)];
+    for (m, k, n) in SHAPES.into_iter().chain([(1, 300, 1), (129, 1001, 65)]).chain(wgmma_shapes) {
         let a = random_vec::<f32>(m * k, 1);
         let b = random_vec::<f32>(k * n, 2);
         let expect = gemm::cpu::reference(m, n, k, &a, &b);
         let abs = |v: &[f32]| v.iter().map(|x| x.abs()).collect::<Vec<f32>>();
         let magnitude = gemm::cpu::reference(m, n, k, &abs(&a), &abs(&b));
-        let bound = gemm::tf32_error_bound(k);
         let (da, db) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap());
-        let mut dc = gpu.filled(m * n, f32::NAN).unwrap();
-        for vendor in [false, true] {
-            let what = format!("{} {m}x{k}x{n}", if vendor { "cuBLAS TF32" } else { "tf32" });
-            if vendor {
-                cublas.gemm(m, n, k, &da, &db, &mut dc).unwrap();
-            } else {
-                gemm::gemm(&gpu, GemmKernel::Tf32, m, n, k, &da, &db, &mut dc).unwrap();
+        for &kernel in &kernels {
+            let vendor = kernel.is_none();
+            let what = format!("{} {m}x{k}x{n}", kernel.map_or("cuBLAS TF32".into(), |k| k.name()));
+            let mut dc = gpu.filled(m * n, f32::NAN).unwrap();
+            match kernel {
+                None => cublas.gemm(m, n, k, &da, &db, &mut dc).unwrap(),
+                Some(kernel) => gemm::gemm(&gpu, kernel, m, n, k, &da, &db, &mut dc).unwrap(),
             }
             let got = gpu.download(&dc).unwrap();
+            let bound = kernel.map_or(gemm::tf32_truncated_error_bound(k), |kernel| {
+                kernel.reduced_precision_bound(k).expect("a TF32 kernel")
+            });
             let mut worst = 0.0f64;
             for ((&g, &e), &mag) in got.iter().zip(&expect).zip(&magnitude) {
                 let error = (g as f64 - e).abs();

@@ -179,7 +179,8 @@ struct GemmArgs {
     #[arg(long)]
     n: usize,
     /// `tiled`, `blocked`, `dmma`, `dmma16`, `dmma-pipelined` (f64), `tf32` (f32 on TF32 tensor
-    /// cores), `cublas`, `cublas-tf32`, `cpu-serial` or `cpu-rayon`.
+    /// cores), `tf32-wgmma` (the same through Hopper's warpgroup MMA, H100 and H200),
+    /// `cublas`, `cublas-tf32`, `cpu-serial` or `cpu-rayon`.
     #[arg(long, default_value = "blocked")]
     kernel: String,
     #[arg(long, value_enum, default_value = "f32")]
@@ -500,7 +501,7 @@ fn run_gemm<T: Scalar + CublasGemm>(args: &GemmArgs) -> Result<()> {
             } else {
                 let kernel = GemmKernel::from_name(name, args.tile).ok_or_else(|| {
                     Error::InvalidInput(format!(
-                        "unknown GEMM kernel `{name}` (tiled --tile 2|4|8|16|32, blocked, dmma, dmma16, dmma-pipelined, tf32, cublas, cublas-tf32, cpu-serial, cpu-rayon)"
+                        "unknown GEMM kernel `{name}` (tiled --tile 2|4|8|16|32, blocked, dmma, dmma16, dmma-pipelined, tf32, tf32-wgmma, cublas, cublas-tf32, cpu-serial, cpu-rayon)"
                     ))
                 })?;
                 gemm::gemm(&gpu, kernel, m, n, k, &da, &db, &mut dc)?;
@@ -520,10 +521,12 @@ fn run_gemm<T: Scalar + CublasGemm>(args: &GemmArgs) -> Result<()> {
         args.runs
     );
     // The inputs are positive, so the TF32 bound on |A| |B| bounds the relative error too.
-    let tf32 =
-        args.kernel == "cublas-tf32" || GemmKernel::from_name(&args.kernel, None) == Some(GemmKernel::Tf32);
-    let tolerance = if tf32 {
-        gemm::tf32_error_bound(k)
+    let reduced =
+        GemmKernel::from_name(&args.kernel, None).and_then(|kernel| kernel.reduced_precision_bound(k));
+    let tolerance = if let Some(bound) = reduced {
+        bound
+    } else if args.kernel == "cublas-tf32" {
+        gemm::tf32_truncated_error_bound(k)
     } else if T::NAME == "f64" {
         1e-12
     } else {

@@ -9,8 +9,9 @@ use anyhow::{Context, Result, bail};
 use crate::util::{cargo, output, ptx_modules, repo_root, run_command};
 
 const WHEEL: &str = "nvidia-cuda-nvcc-cu12";
-/// GPUs each module is assembled for: the baseline module for every supported generation.
-const ARCHES: [&str; 2] = ["sm_80", "sm_90"];
+/// GPUs each module is assembled for: the baseline module for every supported generation; an
+/// arch-specific module (sm_90a) for its own architecture only.
+const ARCHES: [&str; 3] = ["sm_80", "sm_90", "sm_90a"];
 
 pub fn run() -> Result<()> {
     // The host build script builds the PTX; make sure it is current.
@@ -21,9 +22,17 @@ pub fn run() -> Result<()> {
     }
     let ptxas = ensure_ptxas()?;
     for (module, ptx) in &modules {
-        // A module runs on its own architecture and every newer one.
-        let number = |arch: &str| arch.trim_start_matches("sm_").parse::<u32>().unwrap_or(0);
-        for arch in ARCHES.iter().filter(|arch| number(arch) >= number(module)) {
+        // A module runs on its own architecture and every newer one; an arch-specific module
+        // (and an arch-specific target) on its own only.
+        let number =
+            |arch: &str| arch.trim_start_matches("sm_").trim_end_matches('a').parse::<u32>().unwrap_or(0);
+        let specific = |arch: &str| arch.ends_with('a');
+        let runs = |arch: &&&str| match (specific(module), specific(arch)) {
+            (false, false) => number(arch) >= number(module),
+            (true, true) => *arch == module,
+            _ => false,
+        };
+        for arch in ARCHES.iter().filter(runs) {
             let report = assemble(&ptxas, ptx, arch)?;
             print_report(&format!("{module} module on {arch}"), &report);
         }

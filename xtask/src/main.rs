@@ -8,7 +8,7 @@
 //! - `bundle`: builds every test and bench executable (PTX embedded) and xtask into
 //!   `bundle/`, with `bundle/run-gpu-tests.sh`, `bundle/run-examples.sh` and
 //!   `bundle/run-bench.sh`, to carry to a GPU machine that has no Rust.
-//! - `check-ptx`: assembles the kernels' PTX with `ptxas` for sm_80 and sm_90 (installing
+//! - `check-ptx`: assembles the kernels' PTX with `ptxas` for sm_80, sm_90 and sm_90a (installing
 //!   ptxas from PyPI into `target/ptxas/` if needed) and prints registers, shared memory and
 //!   spills per kernel.
 
@@ -33,7 +33,7 @@ enum Command {
     FetchMatrices(fetch_matrices::Options),
     /// Build test and bench executables and xtask into bundle/ for a GPU machine
     Bundle,
-    /// Assemble the PTX with ptxas (sm_80, sm_90): registers, shared memory, spills
+    /// Assemble the PTX with ptxas (sm_80, sm_90, sm_90a): registers, shared memory, spills
     CheckPtx,
 }
 

@@ -7,7 +7,7 @@ pub mod update;
 
 use crate::Scalar;
 use crate::error::{Error, Result};
-use crate::gpu::{CudaSlice, Gpu, Launch, as_f64, as_f64_mut};
+use crate::gpu::{CudaSlice, Gpu, Launch, as_f32, as_f32_mut, as_f64, as_f64_mut};
 use crate::kernels::gemm as kernels;
 
 /// Checks buffer lengths against A m x k, B k x n, C m x n, and that the kernels' u32
@@ -41,6 +41,11 @@ pub enum GemmKernel {
     /// (10 mantissa bits) and f32 accumulators (sm_90 module only). Not f32-accurate: its error
     /// is [`tf32_error_bound`]'s order.
     Tf32,
+    /// f32 on TF32 tensor cores through Hopper's warpgroup MMA (`wgmma`, the sm_90a module
+    /// only: H100 and H200), the inputs truncated to TF32 by the tensor cores (as cuBLAS's TF32
+    /// mode): its error is [`tf32_truncated_error_bound`]'s order. Rows of A and B must be
+    /// 16-byte chunks (k and n multiples of 4); other shapes run on `Tf32`.
+    Tf32Wgmma,
 }
 
 impl GemmKernel {
@@ -52,6 +57,7 @@ impl GemmKernel {
             GemmKernel::Dmma16 => "dmma16".into(),
             GemmKernel::DmmaPipelined => "dmma-pipelined".into(),
             GemmKernel::Tf32 => "tf32".into(),
+            GemmKernel::Tf32Wgmma => "tf32-wgmma".into(),
         }
     }
 
@@ -63,6 +69,7 @@ impl GemmKernel {
             "dmma16" => Some(GemmKernel::Dmma16),
             "dmma-pipelined" => Some(GemmKernel::DmmaPipelined),
             "tf32" => Some(GemmKernel::Tf32),
+            "tf32-wgmma" => Some(GemmKernel::Tf32Wgmma),
             other => {
                 other.strip_prefix("tiled")?.parse().ok().filter(|t| TILES.contains(t)).map(GemmKernel::Tiled)
             }
@@ -70,19 +77,20 @@ impl GemmKernel {
     }
 
     /// Whether the kernel exists for `T` on this GPU (f64 tensor cores: f64 only, TF32: f32
-    /// only; m16n8k4 and m16n8k8 need the sm_90 module).
+    /// only; m16n8k4 and m16n8k8 need the sm_90 module, `wgmma` the sm_90a one).
     pub fn supports<T: Scalar>(self, gpu: &Gpu) -> bool {
         match self {
             GemmKernel::Dmma => T::NAME == "f64",
             GemmKernel::Dmma16 | GemmKernel::DmmaPipelined => T::NAME == "f64" && gpu.ptx_arch() >= 90,
             GemmKernel::Tf32 => T::NAME == "f32" && gpu.ptx_arch() >= 90,
+            GemmKernel::Tf32Wgmma => T::NAME == "f32" && gpu.ptx_name() == "sm_90a",
             _ => true,
         }
     }
 
     /// Whether the kernel rounds its inputs below `T`'s precision (TF32).
     pub fn is_reduced_precision(self) -> bool {
-        self == GemmKernel::Tf32
+        matches!(self, GemmKernel::Tf32 | GemmKernel::Tf32Wgmma)
     }
 
     /// Every kernel, tile sizes included.
@@ -94,6 +102,7 @@ impl GemmKernel {
             GemmKernel::Dmma16,
             GemmKernel::DmmaPipelined,
             GemmKernel::Tf32,
+            GemmKernel::Tf32Wgmma,
         ]);
         all
     }
@@ -154,6 +163,23 @@ pub fn gemm<T: Scalar>(
                 }
                 kernels::pipelined::pipelined(gpu, pipelined_launch::<T>(m, n), m32, n32, k32, a, b, c)
             }
+            GemmKernel::Tf32Wgmma => {
+                let (Some(a32), Some(b32), Some(c32), true) =
+                    (as_f32(a), as_f32(b), as_f32_mut(c), kernel.supports::<T>(gpu))
+                else {
+                    return Err(Error::InvalidInput(
+                        "the tf32-wgmma kernel is f32 only, on H100 and H200 GPUs (the sm_90a module)".into(),
+                    ));
+                };
+                if !(k.is_multiple_of(4) && n.is_multiple_of(4)) {
+                    return gemm(gpu, GemmKernel::Tf32, m, n, k, a, b, c);
+                }
+                use abi::gemm::{WGMMA_BM, WGMMA_BN, WGMMA_THREADS, wgmma_shared_bytes};
+                let blocks = m.div_ceil(WGMMA_BM as usize) * n.div_ceil(WGMMA_BN as usize);
+                let launch = Launch::linear(blocks * WGMMA_THREADS as usize, WGMMA_THREADS)
+                    .shared(wgmma_shared_bytes());
+                kernels::wgmma::tf32(gpu, launch, m32, n32, k32, a32, b32, c32)
+            }
             GemmKernel::Dmma | GemmKernel::Dmma16 => {
                 let supported = kernel.supports::<T>(gpu);
                 let (Some(a), Some(b), Some(c), true) = (as_f64(a), as_f64(b), as_f64_mut(c), supported)
@@ -188,8 +214,30 @@ pub(crate) fn pipelined_launch<T>(m: usize, n: usize) -> Launch {
 /// rounding of both inputs to TF32 (unit roundoff 2^-11 each) and k f32 accumulations (the
 /// tensor cores' adds may truncate: 2^-23 each).
 pub fn tf32_error_bound(k: usize) -> f64 {
-    let (tf32, f32) = (2f64.powi(-11), 2f64.powi(-23));
-    2.0 * tf32 + tf32 * tf32 + k as f64 * f32
+    bound_with_input_error(2f64.powi(-11), k)
+}
+
+/// As [`tf32_error_bound`] with the inputs truncated to TF32 (relative error below 2^-10
+/// each), as the tensor cores do when handed f32: `tf32-wgmma`, and cuBLAS's TF32 mode.
+pub fn tf32_truncated_error_bound(k: usize) -> f64 {
+    bound_with_input_error(2f64.powi(-10), k)
+}
+
+/// |C - A B| <= bound |A| |B| for inputs within relative `u` of A and B and k f32 additions.
+fn bound_with_input_error(u: f64, k: usize) -> f64 {
+    2.0 * u + u * u + k as f64 * 2f64.powi(-23)
+}
+
+impl GemmKernel {
+    /// The componentwise error bound of the kernel's product in f32 where it is below f32's
+    /// accuracy (the TF32 kernels), relative to |A| |B|.
+    pub fn reduced_precision_bound(self, k: usize) -> Option<f64> {
+        match self {
+            GemmKernel::Tf32 => Some(tf32_error_bound(k)),
+            GemmKernel::Tf32Wgmma => Some(tf32_truncated_error_bound(k)),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -31,10 +31,14 @@ use crate::error::{Error, Result};
 pub mod ptx {
     include!(concat!(env!("OUT_DIR"), "/ptx_modules.rs"));
 
-    /// The newest module a GPU of compute capability `major.minor` can run.
-    pub fn for_device(major: i32, minor: i32) -> Option<(u32, &'static str)> {
+    /// The newest module a GPU of compute capability `major.minor` can run: (architecture,
+    /// name, PTX). An arch-specific module (sm_90a) runs on its own architecture only.
+    pub fn for_device(major: i32, minor: i32) -> Option<(u32, &'static str, &'static str)> {
         let device = (major * 10 + minor) as u32;
-        MODULES.iter().rev().find(|(arch, _)| *arch <= device).copied()
+        let runs = |(arch, name, _): &&(u32, &str, &str)| {
+            *arch <= device && (!name.ends_with('a') || *arch == device)
+        };
+        MODULES.iter().rev().find(runs).copied()
     }
 }
 
@@ -48,6 +52,7 @@ pub struct Gpu {
     last_kernel: Mutex<&'static str>,
     props: DeviceProps,
     ptx_arch: u32,
+    ptx_name: &'static str,
 }
 
 impl Gpu {
@@ -70,7 +75,7 @@ impl Gpu {
         let props = DeviceProps::query(&ctx)?;
         let (major, minor) = props.compute_capability;
         let oldest = ptx::MODULES[0].0;
-        let (ptx_arch, ptx) = ptx::for_device(major, minor).ok_or_else(|| {
+        let (ptx_arch, ptx_name, ptx) = ptx::for_device(major, minor).ok_or_else(|| {
             Error::NoDevice(format!(
                 "{} is sm_{major}{minor}, older than the oldest PTX built (sm_{oldest})",
                 props.name
@@ -86,6 +91,7 @@ impl Gpu {
             last_kernel: Mutex::new("(none)"),
             props,
             ptx_arch,
+            ptx_name,
         })
     }
 
@@ -93,9 +99,15 @@ impl Gpu {
         &self.props
     }
 
-    /// The architecture of the loaded PTX module (80 for sm_80, 90 for sm_90).
+    /// The architecture of the loaded PTX module (80 for sm_80, 90 for sm_90 and sm_90a).
     pub fn ptx_arch(&self) -> u32 {
         self.ptx_arch
+    }
+
+    /// The loaded PTX module's target: "sm_80", "sm_90" or "sm_90a" (Hopper's arch-specific
+    /// instructions, such as the warpgroup MMA).
+    pub fn ptx_name(&self) -> &'static str {
+        self.ptx_name
     }
 
     pub fn context(&self) -> &Arc<CudaContext> {
@@ -293,6 +305,16 @@ pub fn as_f64<T: 'static>(buffer: &CudaSlice<T>) -> Option<&CudaSlice<f64>> {
 
 /// As [`as_f64`], for a buffer written to.
 pub fn as_f64_mut<T: 'static>(buffer: &mut CudaSlice<T>) -> Option<&mut CudaSlice<f64>> {
+    (buffer as &mut dyn std::any::Any).downcast_mut()
+}
+
+/// As [`as_f64`], for f32.
+pub fn as_f32<T: 'static>(buffer: &CudaSlice<T>) -> Option<&CudaSlice<f32>> {
+    (buffer as &dyn std::any::Any).downcast_ref()
+}
+
+/// As [`as_f64_mut`], for f32.
+pub fn as_f32_mut<T: 'static>(buffer: &mut CudaSlice<T>) -> Option<&mut CudaSlice<f32>> {
     (buffer as &mut dyn std::any::Any).downcast_mut()
 }
 

@@ -11,6 +11,8 @@ pub mod shared;
 pub mod tagged;
 pub mod thread;
 pub mod warp;
+#[cfg(target_feature = "sm_90a")]
+pub mod wgmma;
 
 mod float;
 pub use float::Float;

@@ -6,23 +6,7 @@
 
 use core::arch::asm;
 
-use crate::device::shared::SharedArray;
-
-/// The shared-window address of element `index` of `array` (`__cvta_generic_to_shared`).
-#[inline(always)]
-fn shared_address<T: Copy>(array: SharedArray<T>, index: u32) -> u32 {
-    let address: u32;
-    // SAFETY: converts a pointer value; nothing is read or written.
-    unsafe {
-        asm!(
-            "{{ .reg .u64 s; cvta.to.shared.u64 s, {p}; cvt.u32.u64 {a}, s; }}",
-            p = in(reg64) array.ptr(index).addr(),
-            a = out(reg32) address,
-            options(pure, nomem, nostack),
-        )
-    };
-    address
-}
+use crate::device::shared::{SharedArray, address as shared_address};
 
 /// Queues a copy of the first `valid_bytes` (0 to 16) of the 16 bytes at `src` to element
 /// `index` of `dst`, zero-filling the rest (`cp.async.cg`: cached in L2 only, for data the

@@ -1,5 +1,6 @@
 //! Dynamic shared memory: one block-wide buffer whose size the host sets at launch.
 
+use core::arch::asm;
 use core::intrinsics::gpu::gpu_launch_sized_workgroup_mem;
 use core::marker::PhantomData;
 
@@ -51,4 +52,20 @@ impl<T: Copy> SharedArray<T> {
         let bytes = (count as usize * core::mem::size_of::<T>()).next_multiple_of(16);
         SharedArray { base: self.base.cast::<u8>().wrapping_add(bytes).cast(), _type: PhantomData }
     }
+}
+
+/// The shared-window address of element `index` of `array` (`__cvta_generic_to_shared`).
+#[inline(always)]
+pub fn address<T: Copy>(array: SharedArray<T>, index: u32) -> u32 {
+    let address: u32;
+    // SAFETY: converts a pointer value; nothing is read or written.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 s; cvta.to.shared.u64 s, {p}; cvt.u32.u64 {a}, s; }}",
+            p = in(reg64) array.ptr(index).addr(),
+            a = out(reg32) address,
+            options(pure, nomem, nostack),
+        )
+    };
+    address
 }

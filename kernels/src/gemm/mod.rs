@@ -18,3 +18,5 @@ pub mod dmma16;
 pub mod pipelined;
 pub mod tiled;
 pub mod update;
+#[cfg(target_feature = "sm_90a")]
+pub mod wgmma;

@@ -301,7 +301,7 @@ impl<T: Mma16x8x8> WarpTiles<T> {
 /// The (row, column) of the block tile this block computes, in the grouped order: block ids
 /// go down a group of [`GROUP_ROWS`] tile rows, then one tile column right.
 #[inline(always)]
-fn tile_of_block(tile_rows: u32, tile_cols: u32) -> (u32, u32) {
+pub(super) fn tile_of_block(tile_rows: u32, tile_cols: u32) -> (u32, u32) {
     let id = block_idx_x();
     let per_group = GROUP_ROWS * tile_cols;
     let first_row = id / per_group * GROUP_ROWS;
