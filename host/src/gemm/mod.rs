@@ -42,8 +42,8 @@ pub enum GemmKernel {
     /// is [`tf32_error_bound`]'s order.
     Tf32,
     /// f32 on TF32 tensor cores through Hopper's warpgroup MMA (`wgmma`, the sm_90a module
-    /// only: H100 and H200), the inputs truncated to TF32 by the tensor cores (as cuBLAS's TF32
-    /// mode): its error is [`tf32_truncated_error_bound`]'s order. Rows of A and B must be
+    /// only: H100 and H200), the inputs truncated to TF32 by the tensor cores: its error is
+    /// [`tf32_truncated_error_bound`]'s order. Rows of A and B must be
     /// 16-byte chunks (k and n multiples of 4); other shapes run on `Tf32`.
     Tf32Wgmma,
 }
@@ -218,7 +218,8 @@ pub fn tf32_error_bound(k: usize) -> f64 {
 }
 
 /// As [`tf32_error_bound`] with the inputs truncated to TF32 (relative error below 2^-10
-/// each), as the tensor cores do when handed f32: `tf32-wgmma`, and cuBLAS's TF32 mode.
+/// each), as the tensor cores do when handed f32: `tf32-wgmma`; and the bound cuBLAS's TF32
+/// mode is held to, whose rounding is not documented.
 pub fn tf32_truncated_error_bound(k: usize) -> f64 {
     bound_with_input_error(2f64.powi(-10), k)
 }

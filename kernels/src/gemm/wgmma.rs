@@ -1,14 +1,14 @@
 //! TF32 GEMM on Hopper's warpgroup MMA (`wgmma.mma_async`, the sm_90a module only): the
 //! tensor cores read one operand straight from shared memory and run while the threads queue
-//! the next copies, at several times the rate of `mma.sync` ([`super::pipelined`]).
+//! the next copies; about twice the rate of `mma.sync` ([`super::pipelined`]) here (PERF.md).
 //!
 //! TF32 `wgmma` reads its shared-memory operand K-major only, and B (k x n, row-major) is
 //! N-major. So the kernel computes C^T = B^T A^T: A's tile (rows of k, as A is stored) is the
 //! shared-memory operand, and B^T comes from registers, read out of B's tile by each warp in the
 //! fragment layout. Two warpgroups share A's 128-row tile and take 64 columns of C each. The
-//! inputs go to the tensor cores as f32, which read their TF32 part: each input truncated to 10
-//! mantissa bits (as cuBLAS's TF32 mode does), where `pipelined` rounds to nearest; rounding
-//! here cost a third of the speed (PERF.md).
+//! inputs go to the tensor cores as f32, of which they read the TF32 part: each input truncated
+//! to 10 mantissa bits, where `pipelined` rounds to nearest (rounding here cost a quarter of
+//! the speed: PERF.md).
 //!
 //! Shared memory per stage: A's tile in the 128-byte swizzle the descriptor names (row r of 32
 //! floats, its 16-byte chunk c at chunk c ^ (r % 8)), then B's tile, rows padded. Copies by
