@@ -331,3 +331,20 @@ pub fn driver_present() -> bool {
     // SAFETY: only tries to dlopen the driver library.
     unsafe { sys::is_culib_present() }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ptx::{MODULES, for_device};
+
+    #[test]
+    fn an_arch_specific_module_runs_on_its_own_architecture_only() {
+        let name = |major, minor| for_device(major, minor).map(|(_, name, _)| name);
+        assert_eq!(name(7, 5), None);
+        assert_eq!(name(8, 6), Some("sm_80"));
+        if MODULES.iter().any(|(_, name, _)| *name == "sm_90a") {
+            assert_eq!(name(9, 0), Some("sm_90a"));
+        }
+        assert_ne!(name(10, 0), Some("sm_90a"));
+        assert_ne!(name(12, 0), Some("sm_90a"));
+    }
+}
