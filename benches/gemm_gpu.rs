@@ -78,12 +78,7 @@ fn run<T: Scalar + CublasGemm>(s: &mut Session, n: usize, vendor_size: bool) {
             let what = format!("{kernel} {} n={n}", T::NAME);
             // TF32 rounds or truncates the inputs: its bound on |A| |B|, which is A B here
             // (positive inputs).
-            let bound = GemmKernel::from_name(kernel, None).and_then(|k| k.reduced_precision_bound(n));
-            let tolerance = match bound {
-                Some(bound) => bound,
-                None if kernel == "cublas-tf32" => gemm::tf32_truncated_error_bound(n),
-                None => tolerance,
-            };
+            let tolerance = gemm::reduced_precision_bound_of(kernel, n).unwrap_or(tolerance);
             gpu.upload_into(&poison, &mut dc).unwrap();
             let checked =
                 run(&mut dc).and_then(|()| gpu.download(&dc)).map(|got| compare(&got, &expect, 1e-3));

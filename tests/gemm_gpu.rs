@@ -98,8 +98,9 @@ fn tf32_gemm_within_its_error_bound() {
     if !wgmma {
         eprintln!("SKIPPED: tf32-wgmma needs the sm_90a module (H100, H200); {} loaded", gpu.ptx_name());
     }
-    let kernels: Vec<Option<GemmKernel>> =
-        [Some(GemmKernel::Tf32), wgmma.then_some(GemmKernel::Tf32Wgmma), None].into_iter().collect();
+    // Ours, then cuBLAS (None).
+    let ours = [GemmKernel::Tf32].into_iter().chain(wgmma.then_some(GemmKernel::Tf32Wgmma));
+    let kernels: Vec<Option<GemmKernel>> = ours.map(Some).chain([None]).collect();
     let cublas = Cublas::new_tf32(&gpu).unwrap();
     let wgmma_shapes = [(1, 4, 4), (100, 36, 68), (129, 1000, 132), (257, 4100, 260), (640, 96, 384)];
     for (m, k, n) in SHAPES.into_iter().chain([(1, 300, 1), (129, 1001, 65)]).chain(wgmma_shapes) {
@@ -118,9 +119,8 @@ fn tf32_gemm_within_its_error_bound() {
                 Some(kernel) => gemm::gemm(&gpu, kernel, m, n, k, &da, &db, &mut dc).unwrap(),
             }
             let got = gpu.download(&dc).unwrap();
-            let bound = kernel.map_or(gemm::tf32_truncated_error_bound(k), |kernel| {
-                kernel.reduced_precision_bound(k).expect("a TF32 kernel")
-            });
+            let name = kernel.map_or("cublas-tf32".into(), |kernel| kernel.name());
+            let bound = gemm::reduced_precision_bound_of(&name, k).expect("a TF32 kernel");
             let mut worst = 0.0f64;
             for ((&g, &e), &mag) in got.iter().zip(&expect).zip(&magnitude) {
                 let error = (g as f64 - e).abs();

@@ -521,12 +521,8 @@ fn run_gemm<T: Scalar + CublasGemm>(args: &GemmArgs) -> Result<()> {
         args.runs
     );
     // The inputs are positive, so the TF32 bound on |A| |B| bounds the relative error too.
-    let reduced =
-        GemmKernel::from_name(&args.kernel, None).and_then(|kernel| kernel.reduced_precision_bound(k));
-    let tolerance = if let Some(bound) = reduced {
+    let tolerance = if let Some(bound) = gemm::reduced_precision_bound_of(&args.kernel, k) {
         bound
-    } else if args.kernel == "cublas-tf32" {
-        gemm::tf32_truncated_error_bound(k)
     } else if T::NAME == "f64" {
         1e-12
     } else {

@@ -90,7 +90,7 @@ impl GemmKernel {
 
     /// Whether the kernel rounds its inputs below `T`'s precision (TF32).
     pub fn is_reduced_precision(self) -> bool {
-        matches!(self, GemmKernel::Tf32 | GemmKernel::Tf32Wgmma)
+        self.reduced_precision_bound(0).is_some()
     }
 
     /// Every kernel, tile sizes included.
@@ -238,6 +238,15 @@ impl GemmKernel {
             GemmKernel::Tf32Wgmma => Some(tf32_truncated_error_bound(k)),
             _ => None,
         }
+    }
+}
+
+/// As [`GemmKernel::reduced_precision_bound`] for a kernel named as the CLI and the benchmarks
+/// name it, the vendor's `cublas-tf32` included.
+pub fn reduced_precision_bound_of(name: &str, k: usize) -> Option<f64> {
+    match name {
+        "cublas-tf32" => Some(tf32_truncated_error_bound(k)),
+        name => GemmKernel::from_name(name, None)?.reduced_precision_bound(k),
     }
 }
 

@@ -490,6 +490,11 @@ impl GroupLaunch {
     fn slices(&self) -> u32 {
         self.count.div_ceil(ELL_SLICE)
     }
+
+    /// A thread per row of the group, blocks of whole warps (the sliced-ELL kernels).
+    fn thread_per_row(&self) -> Launch {
+        Launch::linear(self.count as usize, 128)
+    }
 }
 
 /// Rows per slice of the sliced-ELL form: a warp's, so that a slice's loads are coalesced.
@@ -657,7 +662,7 @@ impl<T: Scalar> GroupedCopy<T> {
             unsafe {
                 kernels::ell_widths(
                     gpu,
-                    Launch::linear(group.count as usize, 128),
+                    group.thread_per_row(),
                     group.first,
                     group.count,
                     first_slice,
@@ -714,7 +719,7 @@ impl<T: Scalar> GroupedCopy<T> {
             unsafe {
                 kernels::ell_fill(
                     gpu,
-                    Launch::linear(group.count as usize, 128),
+                    group.thread_per_row(),
                     group.first,
                     group.count,
                     first_slice,
@@ -758,7 +763,7 @@ impl<T: Scalar> GroupedCopy<T> {
             return unsafe {
                 kernels::relax_color_ell(
                     queue,
-                    Launch::linear(group.count as usize, 128),
+                    group.thread_per_row(),
                     forward,
                     group.first,
                     group.count,
