@@ -85,7 +85,7 @@ fn gemm_errors_name_the_problem() {
 /// their TF32 bound on |A| |B| (inputs rounded, or truncated: `tf32-wgmma` and cuBLAS); and
 /// less accurate than f32 (so the tensor cores did round). The
 /// warpgroup-MMA kernel runs where k and n are multiples of 4 (the shapes added for it: edges
-/// of its 128 x 128 x 32 tiles), the mma.sync one elsewhere.
+/// of its 256 x 128 x 32 tiles), the mma.sync one elsewhere.
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn tf32_gemm_within_its_error_bound() {
@@ -102,7 +102,18 @@ fn tf32_gemm_within_its_error_bound() {
     let ours = [GemmKernel::Tf32].into_iter().chain(wgmma.then_some(GemmKernel::Tf32Wgmma));
     let kernels: Vec<Option<GemmKernel>> = ours.map(Some).chain([None]).collect();
     let cublas = Cublas::new_tf32(&gpu).unwrap();
-    let wgmma_shapes = [(1, 4, 4), (100, 36, 68), (129, 1000, 132), (257, 4100, 260), (640, 96, 384)];
+    // (m, k, n): one k-tile or several, even and odd counts (the kernel runs them in pairs),
+    // more k-tiles than stages; m and n at, below and past the 256 x 128 tile.
+    let wgmma_shapes = [
+        (1, 4, 4),
+        (100, 36, 68),
+        (129, 1000, 132),
+        (257, 4100, 260),
+        (640, 96, 384),
+        (256, 32, 128),
+        (513, 256, 388),
+        (600, 200, 700),
+    ];
     for (m, k, n) in SHAPES.into_iter().chain([(1, 300, 1), (129, 1001, 65)]).chain(wgmma_shapes) {
         let a = random_vec::<f32>(m * k, 1);
         let b = random_vec::<f32>(k * n, 2);

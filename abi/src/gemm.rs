@@ -105,24 +105,25 @@ pub const fn update_simt_shared_bytes(elem_size: usize) -> usize {
 
 const _: () = assert!(UPDATE_TILE == DMMA_TILE, "the update's two kernels share one grid");
 
-/// The warpgroup-MMA TF32 kernel (sm_90a): a WGMMA_BM x WGMMA_BN block tile of C per block of
-/// two warpgroups (each WGMMA_BN / 2 columns), k WGMMA_BK at a time, WGMMA_STAGES stages.
-pub const WGMMA_BM: u32 = 128;
+/// The warpgroup-MMA TF32 kernel (sm_90a): a WGMMA_BM x WGMMA_BN tile of C per block of two
+/// warpgroups (each WGMMA_BN / 2 columns), k WGMMA_BK at a time, WGMMA_STAGES stages of A's
+/// WGMMA_BM x WGMMA_BK tile and B's WGMMA_BK x WGMMA_BN one, copied by the tensor memory
+/// accelerator.
+pub const WGMMA_BM: u32 = 256;
 pub const WGMMA_BN: u32 = 128;
 pub const WGMMA_BK: u32 = 32;
-pub const WGMMA_STAGES: u32 = 3;
+pub const WGMMA_STAGES: u32 = 4;
 pub const WGMMA_THREADS: u32 = 256;
-/// Floats per row of a stage's B tile (WGMMA_BK rows of WGMMA_BN), padded so that the lanes'
-/// fragment reads fall in distinct banks.
-pub const WGMMA_B_STRIDE: u32 = WGMMA_BN + 8;
 
-/// Bytes of one stage: A's tile (WGMMA_BM rows of 128 bytes, swizzled) then B's, a multiple of
-/// 1024 so that every stage's A tile keeps the 1024-byte alignment the swizzle needs.
+/// Bytes of one stage of the warpgroup-MMA kernel (a multiple of 1024, as the swizzle needs).
 pub const fn wgmma_stage_bytes() -> u32 {
-    (WGMMA_BM * WGMMA_BK * 4 + WGMMA_BK * WGMMA_B_STRIDE * 4).next_multiple_of(1024)
+    (WGMMA_BM + WGMMA_BN) * WGMMA_BK * 4
 }
 
-/// Dynamic shared bytes of the warpgroup-MMA kernel: the stages, and 1024 bytes to align them.
+/// Dynamic shared bytes of the warpgroup-MMA kernel: the stages, two mbarriers per stage
+/// (copies landed, stage freed), and 1024 bytes to align the stages.
 pub const fn wgmma_shared_bytes() -> usize {
-    (WGMMA_STAGES * wgmma_stage_bytes() + 1024) as usize
+    (WGMMA_STAGES * wgmma_stage_bytes() + 16 * WGMMA_STAGES + 1024) as usize
 }
+
+const _: () = assert!(wgmma_stage_bytes().is_multiple_of(1024) && WGMMA_BK * 4 == 128);

@@ -10,7 +10,7 @@
 //!   `bundle/run-bench.sh`, to carry to a GPU machine that has no Rust.
 //! - `check-ptx`: assembles the kernels' PTX with `ptxas` for sm_80, sm_90 and sm_90a (installing
 //!   ptxas from PyPI into `target/ptxas/` if needed) and prints registers, shared memory and
-//!   spills per kernel.
+//!   spills per kernel; it fails where ptxas serializes a kernel's warpgroup products.
 
 mod bench;
 mod bundle;

@@ -7,7 +7,7 @@ pub mod update;
 
 use crate::Scalar;
 use crate::error::{Error, Result};
-use crate::gpu::{CudaSlice, Gpu, Launch, as_f32, as_f32_mut, as_f64, as_f64_mut};
+use crate::gpu::{CudaSlice, Gpu, Launch, as_f32, as_f32_mut, as_f64, as_f64_mut, tensor_map};
 use crate::kernels::gemm as kernels;
 
 /// Checks buffer lengths against A m x k, B k x n, C m x n, and that the kernels' u32
@@ -171,14 +171,11 @@ pub fn gemm<T: Scalar>(
                         "the tf32-wgmma kernel is f32 only, on H100 and H200 GPUs (the sm_90a module)".into(),
                     ));
                 };
-                if !(k.is_multiple_of(4) && n.is_multiple_of(4)) {
+                // (A tensor map cannot describe an empty matrix.)
+                if k == 0 || !(k.is_multiple_of(4) && n.is_multiple_of(4)) {
                     return gemm(gpu, GemmKernel::Tf32, m, n, k, a, b, c);
                 }
-                use abi::gemm::{WGMMA_BM, WGMMA_BN, WGMMA_THREADS, wgmma_shared_bytes};
-                let blocks = m.div_ceil(WGMMA_BM as usize) * n.div_ceil(WGMMA_BN as usize);
-                let launch = Launch::linear(blocks * WGMMA_THREADS as usize, WGMMA_THREADS)
-                    .shared(wgmma_shared_bytes());
-                kernels::wgmma::tf32(gpu, launch, m32, n32, k32, a32, b32, c32)
+                tf32_wgmma(gpu, m, n, k, a32, b32, c32)
             }
             GemmKernel::Dmma | GemmKernel::Dmma16 => {
                 let supported = kernel.supports::<T>(gpu);
@@ -200,6 +197,28 @@ pub fn gemm<T: Scalar>(
             }
         }
     }
+}
+
+/// `tf32-wgmma`: A's and B's tensor maps go to the device, then the kernel runs. Rows of A and
+/// B must be 16-byte chunks (k and n multiples of 4).
+fn tf32_wgmma(
+    gpu: &Gpu,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &CudaSlice<f32>,
+    b: &CudaSlice<f32>,
+    c: &mut CudaSlice<f32>,
+) -> Result<()> {
+    use abi::gemm::{WGMMA_BK, WGMMA_BM, WGMMA_BN, WGMMA_THREADS, wgmma_shared_bytes};
+    let a_map = tensor_map::swizzled_f32(gpu, a, (m, k), (WGMMA_BM, WGMMA_BK))?;
+    let b_map = tensor_map::swizzled_f32(gpu, b, (k, n), (WGMMA_BK, 32))?;
+    let maps = gpu.upload(&[a_map, b_map].concat())?;
+    let blocks = m.div_ceil(WGMMA_BM as usize) * n.div_ceil(WGMMA_BN as usize);
+    let launch = Launch::linear(blocks * WGMMA_THREADS as usize, WGMMA_THREADS).shared(wgmma_shared_bytes());
+    // SAFETY: the maps describe A (m x k) and B (k x n), and live until the kernel is done (the
+    // stream orders their release after it); C holds m x n (checked).
+    unsafe { kernels::wgmma::tf32(gpu, launch, m as u32, n as u32, k as u32, &maps, c) }
 }
 
 /// The launch of the pipelined kernel (`gemm::pipelined`, and the update's) for an m x n C: one

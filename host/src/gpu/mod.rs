@@ -6,6 +6,7 @@
 mod graph;
 mod launch;
 mod props;
+pub(crate) mod tensor_map;
 mod timing;
 mod view;
 

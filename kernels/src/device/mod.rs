@@ -10,6 +10,8 @@ pub mod pipeline;
 pub mod shared;
 pub mod tagged;
 pub mod thread;
+#[cfg(target_feature = "sm_90")]
+pub mod tma;
 pub mod warp;
 #[cfg(target_feature = "sm_90a")]
 pub mod wgmma;

@@ -18,7 +18,8 @@ const VENDOR_BASELINES: [(&str, &[&str]); 3] =
 
 /// Kernels that round below their precision, each compared with the vendor's row that does
 /// the same: (operation, kernel, its baseline).
-const REDUCED_PRECISION: [(&str, &str, &str); 1] = [("gemm", "tf32", "cublas-tf32")];
+const REDUCED_PRECISION: [(&str, &str, &str); 2] =
+    [("gemm", "tf32", "cublas-tf32"), ("gemm", "tf32-wgmma", "cublas-tf32")];
 
 /// Each operation's default kernel, the one a user gets or is pointed to, by precision ("" for
 /// any); the first of the names that the run has. The headline sentence is about it.

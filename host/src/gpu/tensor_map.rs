@@ -1,0 +1,53 @@
+//! Tensor maps for the tensor memory accelerator (`kernels/src/device/tma.rs`): a matrix's
+//! address, shape and stride, and the box one copy reads, in the driver's encoding.
+
+use cudarc::driver::{CudaSlice, DevicePtr, sys};
+
+use super::Gpu;
+use crate::error::{Error, Result};
+
+/// The 16 words of a tensor map over the row-major `rows x cols` f32 matrix in `matrix`, read
+/// in boxes of `box_rows x box_cols` with the 128-byte swizzle (`box_cols` = 32 floats, one
+/// swizzled row); zeros where a box reaches past the matrix. `cols` must be a multiple of 4
+/// (the driver wants 16-byte row strides).
+pub(crate) fn swizzled_f32(
+    gpu: &Gpu,
+    matrix: &CudaSlice<f32>,
+    (rows, cols): (usize, usize),
+    (box_rows, box_cols): (u32, u32),
+) -> Result<[u64; 16]> {
+    if rows * cols > matrix.len() || !cols.is_multiple_of(4) || box_cols * 4 != 128 {
+        return Err(Error::InvalidInput(format!(
+            "a tensor map of {rows} x {cols} f32 in boxes of {box_rows} x {box_cols} over {} values",
+            matrix.len()
+        )));
+    }
+    let (address, _sync) = matrix.device_ptr(gpu.stream());
+    let dims = [cols as u64, rows as u64];
+    let row_stride = [(cols * size_of::<f32>()) as u64];
+    let boxes = [box_cols, box_rows];
+    let element_strides = [1u32, 1];
+    let mut map = sys::CUtensorMap { opaque: [0; 16] };
+    use sys::*;
+    // SAFETY: every pointer is to a live local array of the rank's length (the strides one
+    // shorter); the driver only encodes, it does not touch the matrix.
+    unsafe {
+        cuTensorMapEncodeTiled(
+            &mut map,
+            CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            2,
+            address as *mut std::ffi::c_void,
+            dims.as_ptr(),
+            row_stride.as_ptr(),
+            boxes.as_ptr(),
+            element_strides.as_ptr(),
+            CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    }
+    .result()
+    .map_err(Error::driver("tensor map encoding"))?;
+    Ok(map.opaque)
+}
