@@ -12,7 +12,8 @@
 //! a quarter of the speed: PERF.md).
 //!
 //! Thread 0 queues the copies; mbarriers in shared memory say when a stage's copies have landed
-//! (the copy engine counts the bytes) and when every warp has freed it.
+//! (the copy engine counts the bytes) and when every warp has freed it. A stage is refilled a
+//! turn after it is freed, so thread 0 (whose warp computes too) seldom waits for the others.
 
 use abi::gemm::{WGMMA_BK, WGMMA_BM, WGMMA_BN, WGMMA_STAGES, WGMMA_THREADS, wgmma_stage_bytes};
 
@@ -56,7 +57,7 @@ pub unsafe fn tf32(m: u32, n: u32, k: u32, maps: *const u64, c: *mut f32) {
     let barriers = stages + WGMMA_STAGES * wgmma_stage_bytes();
     let landed = |s: u32| Barrier(barriers + 8 * s);
     let freed = |s: u32| Barrier(barriers + 8 * (WGMMA_STAGES + s));
-    // Thread 0 queues the copies: k-tile kt to stage kt % stages, once every warp has freed it.
+    // Thread 0 queues the copies: k-tile kt to stage kt % stages.
     let load = |kt: u32| {
         let s = kt % WGMMA_STAGES;
         landed(s).arrive_expecting(wgmma_stage_bytes());
@@ -96,10 +97,10 @@ pub unsafe fn tf32(m: u32, n: u32, k: u32, maps: *const u64, c: *mut f32) {
     let offsets = [swizzled(t, q), swizzled(t, q + 8), swizzled(t + 4, q), swizzled(t + 4, q + 8)];
     let mut acc = [0.0f32; 128];
     // One k-tile: wait for its copies, read B^T's fragments, queue the four k-steps' products,
-    // and free the previous k-tile's stage once its products are done (thread 0 then refills
-    // it). The fragments are registers the tensor cores read until then, so the loop below
-    // runs two k-tiles per turn, each into variables of its own (and an odd last one after it,
-    // into a third set): ptxas serializes the products if a path could overwrite them early.
+    // and free the previous k-tile's stage once its products are done. The fragments are
+    // registers the tensor cores read until then, so the loop below runs two k-tiles per turn,
+    // each into variables of its own (and an odd last one after it, into a third set): ptxas
+    // serializes the products if a path could overwrite them early.
     macro_rules! k_tile {
         ($kt:expr) => {{
             let kt: u32 = $kt;
@@ -120,15 +121,15 @@ pub unsafe fn tf32(m: u32, n: u32, k: u32, maps: *const u64, c: *mut f32) {
             });
             wgmma::commit_group();
             wgmma::wait_group::<1>();
-            if kt > 0 {
-                let (done, next) = (kt - 1, kt - 1 + WGMMA_STAGES);
-                if lane_id() == 0 {
-                    freed(done % WGMMA_STAGES).arrive();
-                }
-                if tid == 0 && next < k_tiles {
-                    freed(done % WGMMA_STAGES).wait(done / WGMMA_STAGES % 2);
-                    load(next);
-                }
+            if kt > 0 && lane_id() == 0 {
+                freed((kt - 1) % WGMMA_STAGES).arrive();
+            }
+            // Thread 0 refills the stage k-tile kt - 2 used, freed by every warp a turn ago (so
+            // the wait is short: its warp computes too), with k-tile kt - 2 + stages.
+            if kt > 1 && tid == 0 && kt - 2 + WGMMA_STAGES < k_tiles {
+                let done = kt - 2;
+                freed(done % WGMMA_STAGES).wait(done / WGMMA_STAGES % 2);
+                load(done + WGMMA_STAGES);
             }
         }};
     }
