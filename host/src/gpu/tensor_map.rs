@@ -43,8 +43,7 @@ pub(crate) fn swizzled_f32(
             element_strides.as_ptr(),
             CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
             CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
-            // (256-byte promotion fetched more than the rows use where a row's start is not
-            // 256-byte aligned: k = 10000 was 15% slower with it.)
+            // (256-byte promotion was slower where rows do not start 256-byte aligned: PERF.md.)
             CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
             CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
         )
