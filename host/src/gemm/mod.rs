@@ -199,8 +199,9 @@ pub fn gemm<T: Scalar>(
     }
 }
 
-/// `tf32-wgmma`: A's and B's tensor maps go to the device, then the kernel runs. Rows of A and
-/// B must be 16-byte chunks (k and n multiples of 4).
+/// `tf32-wgmma`: A's and B's tensor maps go to the device (once per pair of buffers and
+/// shape), then the kernel runs. Rows of A and B must be 16-byte chunks (k and n multiples of
+/// 4).
 fn tf32_wgmma(
     gpu: &Gpu,
     m: usize,
@@ -213,12 +214,12 @@ fn tf32_wgmma(
     use abi::gemm::{WGMMA_BK, WGMMA_BM, WGMMA_BN, WGMMA_THREADS, wgmma_shared_bytes};
     let a_map = tensor_map::swizzled_f32(gpu, a, (m, k), (WGMMA_BM, WGMMA_BK))?;
     let b_map = tensor_map::swizzled_f32(gpu, b, (k, n), (WGMMA_BK, 32))?;
-    let maps = gpu.upload(&[a_map, b_map].concat())?;
+    let maps = tensor_map::on_device(gpu, &[a_map, b_map].concat())?;
     let blocks = m.div_ceil(WGMMA_BM as usize) * n.div_ceil(WGMMA_BN as usize);
     let launch = Launch::linear(blocks * WGMMA_THREADS as usize, WGMMA_THREADS).shared(wgmma_shared_bytes());
     // SAFETY: the maps describe A (m x k) and B (k x n), and live until the kernel is done (the
     // stream orders their release after it); C holds m x n (checked).
-    unsafe { kernels::wgmma::tf32(gpu, launch, m as u32, n as u32, k as u32, &maps, c) }
+    unsafe { kernels::wgmma::tf32(gpu, launch, m as u32, n as u32, k as u32, &*maps, c) }
 }
 
 /// The launch of the pipelined kernel (`gemm::pipelined`, and the update's) for an m x n C: one

@@ -54,6 +54,8 @@ pub struct Gpu {
     props: DeviceProps,
     ptx_arch: u32,
     ptx_name: &'static str,
+    /// Tensor maps already in device memory, by their words ([`tensor_map::on_device`]).
+    tensor_maps: Mutex<HashMap<Vec<u64>, Arc<CudaSlice<u64>>>>,
 }
 
 impl Gpu {
@@ -93,6 +95,7 @@ impl Gpu {
             props,
             ptx_arch,
             ptx_name,
+            tensor_maps: Mutex::new(HashMap::new()),
         })
     }
 

@@ -1,6 +1,8 @@
 //! Tensor maps for the tensor memory accelerator (`kernels/src/device/tma.rs`): a matrix's
 //! address, shape and stride, and the box one copy reads, in the driver's encoding.
 
+use std::sync::Arc;
+
 use cudarc::driver::{CudaSlice, DevicePtr, sys};
 
 use super::Gpu;
@@ -51,4 +53,25 @@ pub(crate) fn swizzled_f32(
     .result()
     .map_err(Error::driver("tensor map encoding"))?;
     Ok(map.opaque)
+}
+
+/// Tensor maps kept on the device at most (beyond, the cache starts again).
+const CACHED_MAPS: usize = 256;
+
+/// `maps` (whole tensor maps, 16 words each) in device memory, where a kernel reads them.
+/// Uploaded once and kept: a map holds only an address, a shape and a box, so the same words
+/// describe the same copies whatever buffer now lies there, and a GEMM called again on the same
+/// buffers queues no copy and no allocation (a large part of a call at n = 4096: PERF.md).
+pub(crate) fn on_device(gpu: &Gpu, maps: &[u64]) -> Result<Arc<CudaSlice<u64>>> {
+    let mut cache = gpu.tensor_maps.lock().unwrap();
+    if let Some(device) = cache.get(maps) {
+        return Ok(device.clone());
+    }
+    if cache.len() >= CACHED_MAPS {
+        // (Freed in stream order: after every kernel already queued that reads them.)
+        cache.clear();
+    }
+    let device = Arc::new(gpu.upload(maps)?);
+    cache.insert(maps.to_vec(), device.clone());
+    Ok(device)
 }
