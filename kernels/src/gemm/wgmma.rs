@@ -6,8 +6,8 @@
 //! TF32 `wgmma` reads its shared-memory operand K-major only, and B (k x n, row-major) is
 //! N-major. So the kernel computes C^T = B^T A^T: A's tile (rows of k, as A is stored) is the
 //! shared-memory operand, and B^T comes from registers, read out of B's tile by each warp in the
-//! fragment layout (as cuBLAS does for this layout; a transposed copy of B would cost a pass
-//! over B). The inputs go to the tensor cores as f32, of which they read the TF32 part: each
+//! fragment layout (a transposed copy of B would cost a pass over B; cuBLAS too runs this
+//! layout in one kernel). The inputs go to the tensor cores as f32, of which they read the TF32 part: each
 //! input truncated to 10 mantissa bits, where `pipelined` rounds to nearest (rounding here cost
 //! a quarter of the speed: PERF.md).
 //!
