@@ -9,25 +9,25 @@ use super::Gpu;
 use crate::error::{Error, Result};
 
 /// The 16 words of a tensor map over the row-major `rows x cols` f32 matrix in `matrix`, read
-/// in boxes of `box_rows x box_cols` with the 128-byte swizzle (`box_cols` = 32 floats, one
-/// swizzled row); zeros where a box reaches past the matrix. `cols` must be a multiple of 4
-/// (the driver wants 16-byte row strides).
+/// in boxes of `box_rows` rows of 32 floats (one row of the 128-byte swizzle); zeros where a box
+/// reaches past the matrix. `cols` must be a multiple of 4 (the driver wants 16-byte row
+/// strides).
 pub(crate) fn swizzled_f32(
     gpu: &Gpu,
     matrix: &CudaSlice<f32>,
     (rows, cols): (usize, usize),
-    (box_rows, box_cols): (u32, u32),
+    box_rows: u32,
 ) -> Result<[u64; 16]> {
-    if rows * cols > matrix.len() || !cols.is_multiple_of(4) || box_cols * 4 != 128 {
+    if rows * cols > matrix.len() || !cols.is_multiple_of(4) {
         return Err(Error::InvalidInput(format!(
-            "a tensor map of {rows} x {cols} f32 in boxes of {box_rows} x {box_cols} over {} values",
+            "a tensor map of {rows} x {cols} f32 over {} values",
             matrix.len()
         )));
     }
     let (address, _sync) = matrix.device_ptr(gpu.stream());
     let dims = [cols as u64, rows as u64];
     let row_stride = [(cols * size_of::<f32>()) as u64];
-    let boxes = [box_cols, box_rows];
+    let boxes = [32, box_rows];
     let element_strides = [1u32, 1];
     let mut map = sys::CUtensorMap { opaque: [0; 16] };
     use sys::*;

@@ -2,7 +2,8 @@
 //! progression: the Naples report's shared-memory tiles, a register-blocked SIMT kernel, and
 //! tensor cores for f64 (m8n8k4 on sm_80; Hopper's m16n8k4 in the sm_90 module, and m16n8k8
 //! fed by a cp.async pipeline, whose k-loop also runs f32 on TF32 and the LU's update), and
-//! TF32 on Hopper's warpgroup MMA (`wgmma`, the sm_90a module).
+//! TF32 on Hopper's warpgroup MMA fed by the tensor memory accelerator (`wgmma`, the sm_90a
+//! module).
 
 /// `$body` once for each listed index, bound to `$i` as a constant: straight-line k-steps let
 /// the compiler read one step's fragments while earlier steps' FMAs run (LLVM leaves a loop of

@@ -25,6 +25,9 @@ use crate::device::wgmma;
 
 /// Warps per block.
 const WARPS: u32 = WGMMA_THREADS / 32;
+/// Floats per row of every copied box: one 128-byte row of the swizzle (the host's tensor maps
+/// read boxes this wide).
+const BOX: u32 = 32;
 const _: () = assert!(WGMMA_BN == 64 * (WARPS / 4), "each warpgroup takes 64 columns of C");
 
 /// C = A B for row-major f32 matrices (A m x k, B k x n, C m x n) with TF32 inputs (truncated
@@ -32,14 +35,14 @@ const _: () = assert!(WGMMA_BN == 64 * (WARPS / 4), "each warpgroup takes 64 col
 /// B^T A^T: two warpgroups take 64 columns of the block's 256 x 128 tile of C each, one k-tile
 /// of products in flight while they read the next k-tile's fragments. `maps` holds two tensor
 /// maps (16 words each, the host's `cuTensorMapEncodeTiled`, 128-byte swizzle): A in
-/// WGMMA_BK x WGMMA_BM boxes and B in 32 x WGMMA_BK boxes; the engine fills zeros past the
+/// WGMMA_BK x WGMMA_BM boxes and B in BOX x WGMMA_BK boxes; the engine fills zeros past the
 /// edges, so the copies need no addresses or bounds. k and n must be multiples of 4 (rows of
 /// 16-byte chunks). Launch: ceil(m / WGMMA_BM) * ceil(n / WGMMA_BN) blocks (1D), WGMMA_THREADS
 /// threads, `abi::gemm::wgmma_shared_bytes()` of dynamic shared memory.
 ///
 /// Shared memory per stage: A's tile, WGMMA_BM rows of 128 bytes (16-byte chunk c of row r at
-/// chunk c ^ (r % 8), the layout the descriptor names), then B's tile as WGMMA_BN / 32 boxes of
-/// WGMMA_BK rows of 32 floats, swizzled the same way (the lanes' fragment reads then fall in
+/// chunk c ^ (r % 8), the layout the descriptor names), then B's tile as WGMMA_BN / BOX boxes of
+/// WGMMA_BK rows of BOX floats, swizzled the same way (the lanes' fragment reads then fall in
 /// distinct banks).
 #[gpu::kernel]
 #[inline(always)] // into its entry point: a call inside the k-loop would serialize the products
@@ -53,7 +56,7 @@ pub unsafe fn tf32(m: u32, n: u32, k: u32, maps: *const u64, c: *mut f32) {
     let start = shared::address(words, 0);
     let stages = start + (1024 - start % 1024) % 1024;
     let a_tile = |s: u32| stages + s * wgmma_stage_bytes();
-    let b_box = |s: u32, i: u32| a_tile(s) + WGMMA_BM * 128 + i * WGMMA_BK * 128;
+    let b_box = |s: u32, i: u32| a_tile(s) + (WGMMA_BM + i * WGMMA_BK) * BOX * 4;
     let barriers = stages + WGMMA_STAGES * wgmma_stage_bytes();
     let landed = |s: u32| Barrier(barriers + 8 * s);
     let freed = |s: u32| Barrier(barriers + 8 * (WGMMA_STAGES + s));
@@ -66,8 +69,8 @@ pub unsafe fn tf32(m: u32, n: u32, k: u32, maps: *const u64, c: *mut f32) {
         // until `landed(s)` completes.
         unsafe {
             tma::load_tile(a_tile(s), a_map, kt * WGMMA_BK, row0, landed(s));
-            for i in 0..WGMMA_BN / 32 {
-                tma::load_tile(b_box(s, i), b_map, col0 + 32 * i, kt * WGMMA_BK, landed(s));
+            for i in 0..WGMMA_BN / BOX {
+                tma::load_tile(b_box(s, i), b_map, col0 + BOX * i, kt * WGMMA_BK, landed(s));
             }
         }
     };
@@ -87,13 +90,13 @@ pub unsafe fn tf32(m: u32, n: u32, k: u32, maps: *const u64, c: *mut f32) {
     }
 
     // Warp w of warpgroup wg, lane (g, t): B^T rows (C columns) 64 wg + 16 w + g (+ 8), in
-    // box `column / 32` of B's tile.
+    // box `column / BOX` of B's tile.
     let (group, warp, g, t) = (warp_id() / 4, warp_id() % 4, lane_id() / 4, lane_id() % 4);
     let column = 64 * group + 16 * warp + g;
-    let (bx, q) = (column / 32, column % 32);
+    let (bx, q) = (column / BOX, column % BOX);
     // Word of B's element (k row 8 step + t (+ 4), column q (+ 8)) in a box: row r, chunk
     // (q / 4) ^ (r % 8), word q % 4; the row part 256 step is added per step.
-    let swizzled = |r: u32, q: u32| r * 32 + ((q / 4) ^ (r % 8)) * 4 + q % 4;
+    let swizzled = |r: u32, q: u32| r * BOX + ((q / 4) ^ (r % 8)) * 4 + q % 4;
     let offsets = [swizzled(t, q), swizzled(t, q + 8), swizzled(t + 4, q), swizzled(t + 4, q + 8)];
     let mut acc = [0.0f32; 128];
     // One k-tile: wait for its copies, read B^T's fragments, queue the four k-steps' products,
