@@ -7,7 +7,7 @@ pub mod update;
 
 use crate::Scalar;
 use crate::error::{Error, Result};
-use crate::gpu::{CudaSlice, Gpu, Launch, as_f32, as_f32_mut, as_f64, as_f64_mut, tensor_map};
+use crate::gpu::{CudaSlice, Gpu, Launch, MatrixView, as_f32, as_f32_mut, as_f64, as_f64_mut, tensor_map};
 use crate::kernels::gemm as kernels;
 
 /// Checks buffer lengths against A m x k, B k x n, C m x n, and that the kernels' u32
@@ -212,8 +212,8 @@ fn tf32_wgmma(
     c: &mut CudaSlice<f32>,
 ) -> Result<()> {
     use abi::gemm::{WGMMA_BK, WGMMA_BM, WGMMA_BN, WGMMA_THREADS, wgmma_shared_bytes};
-    let a_map = tensor_map::swizzled_f32(gpu, a, (m, k), WGMMA_BM)?;
-    let b_map = tensor_map::swizzled_f32(gpu, b, (k, n), WGMMA_BK)?;
+    let a_map = tensor_map::swizzled_f32(&MatrixView::full(a, m, k)?, WGMMA_BM)?;
+    let b_map = tensor_map::swizzled_f32(&MatrixView::full(b, k, n)?, WGMMA_BK)?;
     let maps = tensor_map::on_device(gpu, &[a_map, b_map].concat())?;
     let blocks = m.div_ceil(WGMMA_BM as usize) * n.div_ceil(WGMMA_BN as usize);
     let launch = Launch::linear(blocks * WGMMA_THREADS as usize, WGMMA_THREADS).shared(wgmma_shared_bytes());

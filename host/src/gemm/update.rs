@@ -3,7 +3,9 @@
 
 use crate::Scalar;
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, Launch, MatrixView, MatrixViewMut, Queue};
+use std::sync::Arc;
+
+use crate::gpu::{Gpu, Launch, MatrixView, MatrixViewMut, Queue, tensor_map};
 use crate::kernels::gemm::update as kernels;
 
 /// The kernel of the trailing update C -= A B.
@@ -14,6 +16,11 @@ pub enum UpdateKernel {
     /// `gemm::pipelined`'s k-loop (m16n8k8, sm_90): f64 on DMMA, f32 through TF32 (not
     /// f32-accurate: the mixed-precision solve's factorisation).
     Pipelined,
+    /// Hopper's warpgroup MMA with TF32 inputs (truncated by the tensor cores), fed by the
+    /// tensor memory accelerator; f32 only, sm_90a (H100, H200), on the GPU's own stream
+    /// (where its tensor maps are kept: `gpu::tensor_map::on_device`). Blocks the copy engine
+    /// cannot read (a start or row stride not 16-byte aligned) run `Pipelined`.
+    Wgmma,
     /// Register-blocked FMAs, f32 and f64.
     Simt,
 }
@@ -73,6 +80,26 @@ pub fn update<'q, T: Scalar>(
                 }
                 kernels::pipelined(queue, super::pipelined_launch::<T>(m, n), m32, n32, k32, a, b, c)
             }
+            UpdateKernel::Wgmma => {
+                let (Some(a), Some(b), Some(c), "sm_90a") =
+                    (a.of_type(), b.of_type(), c.of_type(), queue.gpu().ptx_name())
+                else {
+                    return Err(Error::InvalidInput(
+                        "the wgmma update kernel is f32 only, on H100 and H200 GPUs (the sm_90a module)"
+                            .into(),
+                    ));
+                };
+                if !Arc::ptr_eq(queue.stream(), queue.gpu().stream()) {
+                    return Err(Error::InvalidInput(
+                        "the wgmma update kernel runs on the GPU's own stream, where its tensor maps are kept".into(),
+                    ));
+                }
+                if k == 0 || !(tensor_map::swizzle_fits(&a) && tensor_map::swizzle_fits(&b)) {
+                    let pipelined = super::pipelined_launch::<f32>(m, n);
+                    return kernels::pipelined(queue, pipelined, m32, n32, k32, a, b, c);
+                }
+                wgmma(queue, a, b, c)
+            }
             UpdateKernel::Simt => {
                 let launch = Launch::grid_2d(grid, (abi::gemm::UPDATE_SIMT_THREADS, 1))
                     .shared(abi::gemm::update_simt_shared_bytes(size_of::<T>()));
@@ -80,6 +107,26 @@ pub fn update<'q, T: Scalar>(
             }
         }
     }
+}
+
+/// C -= A B on `gemm::update::wgmma`: the blocks' tensor maps go to the device (once per pair
+/// of blocks), then the kernel runs.
+fn wgmma(
+    queue: Queue,
+    a: MatrixView<'_, f32>,
+    b: MatrixView<'_, f32>,
+    c: MatrixViewMut<'_, f32>,
+) -> Result<()> {
+    use abi::gemm::{WGMMA_BK, WGMMA_BM, WGMMA_BN, WGMMA_THREADS, wgmma_shared_bytes};
+    let (m, n, k) = (c.rows(), c.cols(), a.cols());
+    let gpu = queue.gpu();
+    let maps = [tensor_map::swizzled_f32(&a, WGMMA_BM)?, tensor_map::swizzled_f32(&b, WGMMA_BK)?];
+    let maps = tensor_map::on_device(gpu, &maps.concat())?;
+    let blocks = m.div_ceil(WGMMA_BM as usize) * n.div_ceil(WGMMA_BN as usize);
+    let launch = Launch::linear(blocks * WGMMA_THREADS as usize, WGMMA_THREADS).shared(wgmma_shared_bytes());
+    // SAFETY: the maps describe A and B and live until the kernel is done (the GPU's stream,
+    // this one, orders their release after it); C is m x n and overlaps neither.
+    unsafe { kernels::wgmma(queue, launch, m as u32, n as u32, k as u32, &*maps, c) }
 }
 
 /// The views as f64 views, when `T` is f64.

@@ -3,30 +3,26 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, DevicePtr, sys};
+use cudarc::driver::{CudaSlice, sys};
 
-use super::Gpu;
+use super::{Gpu, MatrixView};
 use crate::error::{Error, Result};
 
-/// The 16 words of a tensor map over the row-major `rows x cols` f32 matrix in `matrix`, read
-/// in boxes of `box_rows` rows of 32 floats (one row of the 128-byte swizzle); zeros where a box
-/// reaches past the matrix. `cols` must be a multiple of 4 (the driver wants 16-byte row
-/// strides).
-pub(crate) fn swizzled_f32(
-    gpu: &Gpu,
-    matrix: &CudaSlice<f32>,
-    (rows, cols): (usize, usize),
-    box_rows: u32,
-) -> Result<[u64; 16]> {
-    if rows * cols > matrix.len() || !cols.is_multiple_of(4) {
+/// The 16 words of a tensor map over the row-major f32 block `matrix`, read in boxes of
+/// `box_rows` rows of 32 floats (one row of the 128-byte swizzle); zeros where a box reaches
+/// past the block. The driver wants the block to start on a 16-byte boundary and its rows to be
+/// a multiple of 16 bytes apart ([`swizzle_fits`]).
+pub(crate) fn swizzled_f32(matrix: &MatrixView<'_, f32>, box_rows: u32) -> Result<[u64; 16]> {
+    let abi::Strided { ptr, ld } = matrix.strided();
+    let (rows, cols) = (matrix.rows(), matrix.cols());
+    if !swizzle_fits(matrix) || rows == 0 || cols == 0 {
         return Err(Error::InvalidInput(format!(
-            "a tensor map of {rows} x {cols} f32 over {} values",
-            matrix.len()
+            "a tensor map of a {rows} x {cols} f32 block at {ptr:?} with rows {ld} apart (the copy engine needs a 16-byte aligned start and row stride)"
         )));
     }
-    let (address, _sync) = matrix.device_ptr(gpu.stream());
+    let address = ptr as u64;
     let dims = [cols as u64, rows as u64];
-    let row_stride = [(cols * size_of::<f32>()) as u64];
+    let row_stride = [ld as u64 * size_of::<f32>() as u64];
     let boxes = [32, box_rows];
     let element_strides = [1u32, 1];
     let mut map = sys::CUtensorMap { opaque: [0; 16] };
@@ -55,8 +51,14 @@ pub(crate) fn swizzled_f32(
     Ok(map.opaque)
 }
 
+/// Whether the copy engine can read `matrix` (its start and its row stride 16-byte aligned).
+pub(crate) fn swizzle_fits(matrix: &MatrixView<'_, f32>) -> bool {
+    let abi::Strided { ptr, ld } = matrix.strided();
+    (ptr as usize).is_multiple_of(16) && ld.is_multiple_of(4)
+}
+
 /// Tensor maps kept on the device at most (beyond, the cache starts again).
-const CACHED_MAPS: usize = 256;
+const CACHED_MAPS: usize = 1024;
 
 /// `maps` (whole tensor maps, 16 words each) in device memory, where a kernel reads them.
 /// Uploaded once and kept: a map holds only an address, a shape and a box, so the same words

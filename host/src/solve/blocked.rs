@@ -158,8 +158,9 @@ impl<T: Scalar> BlockedLu<T> {
     }
 
     /// The trailing-update kernel (default: [`UpdateKernel::default_for`]). For f32,
-    /// `Pipelined` rounds the update's inputs to TF32 (the mixed-precision solve's factors)
-    /// and `Dmma` falls back to SIMT.
+    /// `Pipelined` and `Wgmma` take the update's inputs to TF32 (the mixed-precision solve's
+    /// factors) and `Dmma` falls back to SIMT; `Wgmma` runs the trailing updates only (k =
+    /// [`BLOCK_COLUMN`]) and `Pipelined` those inside a block column.
     pub fn with_update(mut self, update: UpdateKernel) -> BlockedLu<T> {
         self.update =
             if T::NAME == "f32" && update == UpdateKernel::Dmma { UpdateKernel::Simt } else { update };
@@ -207,7 +208,7 @@ impl<T: Scalar> BlockedLu<T> {
             let next = blocks.get(j + 1).cloned().unwrap_or(n..n);
             self.queue_swap_rows(gpu, block.clone(), 0..0, next.clone())?;
             self.queue_block_row(gpu, block.clone(), next.clone())?;
-            self.queue_update(gpu.into(), block.clone(), block.end..n, next.clone())?;
+            self.queue_update(gpu.into(), self.update, block.clone(), block.end..n, next.clone())?;
             let panel_stream = self.panel_stream.clone();
             if !next.is_empty() {
                 panel_stream.join(gpu.stream()).map_err(Error::driver("stream wait"))?;
@@ -216,7 +217,7 @@ impl<T: Scalar> BlockedLu<T> {
             let rest = next.end..n;
             self.queue_swap_rows(gpu, block.clone(), 0..block.start, rest.clone())?;
             self.queue_block_row(gpu, block.clone(), rest.clone())?;
-            self.queue_update(gpu.into(), block.clone(), block.end..n, rest)?;
+            self.queue_update(gpu.into(), self.update, block.clone(), block.end..n, rest)?;
             gpu.stream().join(&panel_stream).map_err(Error::driver("stream wait"))?;
         }
         queue_pivot_check::<T>(gpu, MatrixView::full(&self.lu, n, n)?, self.tolerance, &mut self.info)
@@ -231,7 +232,13 @@ impl<T: Scalar> BlockedLu<T> {
         for (k0, width) in self.panels(&block) {
             self.queue_panel(queue, k0, width, block.clone(), use_barrier)?;
             self.queue_trsm(queue, k0, width, k0 + width..block.end)?;
-            self.queue_update(queue, k0..k0 + width, k0 + width..n, k0 + width..block.end)?;
+            self.queue_update(
+                queue,
+                self.panel_update(),
+                k0..k0 + width,
+                k0 + width..n,
+                k0 + width..block.end,
+            )?;
         }
         Ok(())
     }
@@ -248,7 +255,13 @@ impl<T: Scalar> BlockedLu<T> {
     fn queue_block_row(&mut self, gpu: &Gpu, block: Range<usize>, columns: Range<usize>) -> Result<()> {
         for (k0, width) in self.panels(&block) {
             self.queue_trsm(gpu.into(), k0, width, columns.clone())?;
-            self.queue_update(gpu.into(), k0..k0 + width, k0 + width..block.end, columns.clone())?;
+            self.queue_update(
+                gpu.into(),
+                self.panel_update(),
+                k0..k0 + width,
+                k0 + width..block.end,
+                columns.clone(),
+            )?;
         }
         Ok(())
     }
@@ -358,6 +371,7 @@ impl<T: Scalar> BlockedLu<T> {
     fn queue_update(
         &mut self,
         queue: Queue,
+        kernel: UpdateKernel,
         ks: Range<usize>,
         rows: Range<usize>,
         columns: Range<usize>,
@@ -373,7 +387,17 @@ impl<T: Scalar> BlockedLu<T> {
         let (left, c) = bottom.split_cols(columns.start);
         let (c, _) = c.split_cols(columns.len());
         let (l, _) = left.split_cols(ks.start).1.split_cols(ks.len());
-        update(queue, self.update, l.into_view(), u.into_view(), c)
+        update(queue, kernel, l.into_view(), u.into_view(), c)
+    }
+
+    /// The kernel of the updates inside a block column and its block row (k = the panel
+    /// width): `Wgmma`'s tensor maps are kept for the trailing updates only (those inside are
+    /// many, and some run on the panel stream), so these run `Pipelined` in its place.
+    fn panel_update(&self) -> UpdateKernel {
+        match self.update {
+            UpdateKernel::Wgmma => UpdateKernel::Pipelined,
+            kernel => kernel,
+        }
     }
 
     /// Waits for the factorisation; a column without a usable pivot is [`Error::Singular`].

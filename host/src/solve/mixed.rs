@@ -1,11 +1,11 @@
 //! Mixed-precision solve: the f64 answer of A x = b from an f32 factorisation on tensor cores.
 //!
 //! A is rounded to f32 and factored by the blocked LU with partial pivoting, its trailing
-//! updates on the TF32 tensor-core kernel (`UpdateKernel::Pipelined`). Then iterative
-//! refinement in f64 (`kernels/src/solve/refine.rs`): the residual r = b - A x in f64 on the
-//! GPU, the correction A d = r solved through the f32 factors (r scaled into f32's range
-//! first), x += d in f64, until the backward error ||r|| / (||A|| ||x|| + ||b||) is below
-//! sqrt(n) eps, cuSOLVER's criterion for its refinement solver (where progress stops before
+//! updates on TF32 tensor cores (`UpdateKernel::Wgmma` on H100 and H200, else `Pipelined`).
+//! Then iterative refinement in f64 (`kernels/src/solve/refine.rs`): the residual r = b - A x
+//! in f64 on the GPU, the correction A d = r solved through the f32 factors (r scaled into
+//! f32's range first), x += d in f64, until the backward error ||r|| / (||A|| ||x|| + ||b||) is
+//! below sqrt(n) eps, cuSOLVER's criterion for its refinement solver (where progress stops before
 //! that, it is enough to be below the f64 solve's threshold, [`backward_error_bound`]). Each
 //! step shrinks the error by about cond(A) times the factors' relative error; where that is
 //! not below one (an ill-conditioned A, or a matrix singular in f32), refinement stalls, and
@@ -82,7 +82,8 @@ impl MixedSolver {
             .check_device(gpu)?;
         // Both tolerances are n eps max|A|, each with its own eps.
         let tolerance_low = tolerance * (f32::EPSILON as f64 / f64::EPSILON);
-        let lu = BlockedLu::<f32>::new(gpu, n, tolerance_low)?.with_update(UpdateKernel::Pipelined);
+        let update = if gpu.ptx_name() == "sm_90a" { UpdateKernel::Wgmma } else { UpdateKernel::Pipelined };
+        let lu = BlockedLu::<f32>::new(gpu, n, tolerance_low)?.with_update(update);
         Ok(MixedSolver {
             n,
             tolerance,

@@ -17,7 +17,10 @@
 
 use abi::gemm::{WGMMA_BK, WGMMA_BM, WGMMA_BN, WGMMA_STAGES, WGMMA_THREADS, wgmma_stage_bytes};
 
-use super::pipelined::tile_of_block;
+use abi::StridedMut;
+
+use super::pipelined::{Epilogue, tile_of_block};
+use crate::device::memory::prefetch_l2;
 use crate::device::shared;
 use crate::device::thread::{lane_id, sync_threads, thread_idx_x, warp_id};
 use crate::device::tma::{self, Barrier};
@@ -47,6 +50,24 @@ const _: () = assert!(WGMMA_BN == 64 * (WARPS / 4), "each warpgroup takes 64 col
 #[gpu::kernel]
 #[inline(always)] // into its entry point: a call inside the k-loop would serialize the products
 pub unsafe fn tf32(m: u32, n: u32, k: u32, maps: *const u64, c: *mut f32) {
+    // SAFETY: the caller's maps and dense m x n C.
+    unsafe { main_loop(m, n, k, maps, StridedMut { ptr: c, ld: n }, Epilogue::Store) }
+}
+
+/// The k-loop and epilogue of [`tf32`], for C a block of a larger matrix (the maps describe A
+/// and B, blocks too) and C = A B or C -= A B (the LU's trailing update, `gemm::update::wgmma`).
+///
+/// # Safety
+/// As [`tf32`]; C is an m x n block that overlaps neither A nor B.
+#[inline(always)]
+pub(super) unsafe fn main_loop(
+    m: u32,
+    n: u32,
+    k: u32,
+    maps: *const u64,
+    c: StridedMut<f32>,
+    epilogue: Epilogue,
+) {
     let tid = thread_idx_x();
     let (tile_row, tile_col) = tile_of_block(m.div_ceil(WGMMA_BM), n.div_ceil(WGMMA_BN));
     let (row0, col0) = (tile_row * WGMMA_BM, tile_col * WGMMA_BN);
@@ -75,6 +96,9 @@ pub unsafe fn tf32(m: u32, n: u32, k: u32, maps: *const u64, c: *mut f32) {
         }
     };
     let k_tiles = k.div_ceil(WGMMA_BK);
+    if epilogue == Epilogue::Subtract {
+        prefetch_tile(c, m, n, row0, col0, tid);
+    }
     if tid == 0 {
         for s in 0..WGMMA_STAGES {
             landed(s).init(1);
@@ -146,16 +170,54 @@ pub unsafe fn tf32(m: u32, n: u32, k: u32, maps: *const u64, c: *mut f32) {
     wgmma::wait_group::<0>();
 
     // acc[4j + 2h + e] is C^T[column + 8h][8j + 2t + e]: C[row0 + 8j + 2t + e][col0 + column
-    // + 8h].
-    unrolled!(j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31] {
-        for h in 0..2 {
-            for e in 0..2 {
-                let (row, col) = (row0 + 8 * j as u32 + 2 * t + e as u32, col0 + column + 8 * h as u32);
-                if row < m && col < n {
-                    // SAFETY: (row, col) is inside C.
-                    unsafe { *c.add((row * n + col) as usize) = acc[4 * j + 2 * h + e] };
+    // + 8h]. (Unrolled, so that acc's indices are constants and it stays in registers.) For C
+    // -= A B, each batch of 16 values of C is loaded before it is stored: a store between two
+    // loads would make the second wait for the first (the compiler cannot move loads of C past
+    // stores to C). All 128 loads at once spill; 32 take 250 registers, which leave no room
+    // on the SM for the LU's panel kernel beside the update (PERF.md); 16 take no more than the
+    // k-loop.
+    let at =
+        |j: usize, h: usize, e: usize| (row0 + 8 * j as u32 + 2 * t + e as u32, col0 + column + 8 * h as u32);
+    unrolled!(batch in [0, 1, 2, 3, 4, 5, 6, 7] {
+        if epilogue == Epilogue::Subtract {
+            unrolled!(j in [0, 1, 2, 3] {
+                let j = 4 * batch + j;
+                for h in 0..2 {
+                    for e in 0..2 {
+                        let (row, col) = at(j, h, e);
+                        if row < m && col < n {
+                            // SAFETY: (row, col) is inside C.
+                            acc[4 * j + 2 * h + e] = unsafe { *c.at(row, col) } - acc[4 * j + 2 * h + e];
+                        }
+                    }
+                }
+            });
+        }
+        unrolled!(j in [0, 1, 2, 3] {
+            let j = 4 * batch + j;
+            for h in 0..2 {
+                for e in 0..2 {
+                    let (row, col) = at(j, h, e);
+                    if row < m && col < n {
+                        // SAFETY: (row, col) is inside C.
+                        unsafe { *c.at(row, col) = acc[4 * j + 2 * h + e] };
+                    }
                 }
             }
-        }
+        });
     });
+}
+
+/// Prefetches the block's WGMMA_BM x WGMMA_BN tile of C at (row0, col0), inside m x n, to L2,
+/// a 128-byte line per thread and pass, so that the epilogue's loads find it there.
+#[inline(always)]
+fn prefetch_tile(c: StridedMut<f32>, m: u32, n: u32, row0: u32, col0: u32, tid: u32) {
+    const LINES: u32 = WGMMA_BN / 32;
+    for p in (tid..WGMMA_BM * LINES).step_by(WGMMA_THREADS as usize) {
+        let (row, col) = (row0 + p / LINES, col0 + p % LINES * 32);
+        if row < m && col < n {
+            // SAFETY: (row, col) is inside C.
+            unsafe { prefetch_l2(c.at(row, col)) };
+        }
+    }
 }
