@@ -11,7 +11,7 @@ mod timing;
 mod view;
 
 pub use cudarc::driver::{
-    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr, LaunchArgs,
+    CudaEvent, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr, LaunchArgs,
     ValidAsZeroBits,
 };
 pub use graph::GraphReplay;

@@ -1,16 +1,16 @@
 //! Blocked right-looking LU with partial pivoting on the GPU (`kernels/src/solve/blocked.rs`)
 //! and getrs, on two levels, with look-ahead. A block column of [`BLOCK_COLUMN`] columns is
-//! factored panel by panel (64 or 128 columns): the persistent panel kernel (pivot search, row
-//! swaps inside the block column, elimination inside the panel), the triangular solve of the
-//! panel's block row up to the block column's end, and the update of the block column's rest.
-//! Then, on the GPU's stream, the next block column gets what it needs: the row swaps
-//! (`swap_rows`, LAPACK's laswp), its part of the block row (triangular solves, panel by panel)
-//! and its part of the trailing update A22 -= L21 U12 (k = [`BLOCK_COLUMN`]). Its
-//! factorisation starts on a second stream of the highest priority, and the same three steps
-//! for the other columns run meanwhile (the panels are latency-bound, the update is not). The
-//! updates are the GEMM-update kernel (`kernels/src/gemm/update.rs`: tensor cores for f64) in
-//! place with leading dimension n. Then a check of the pivots, and for each solve: b permuted,
-//! L y = P b, U x = y.
+//! factored panel by panel (64 or 128 columns) on a second stream of the highest priority: the
+//! persistent panel kernel (pivot search, row swaps, elimination inside the panel), the
+//! triangular solve of the panel's block row, and the update of the columns right of the
+//! panel, each reaching to the end of the next block column (the block column's window). So
+//! the next block column is ready when this one is, and its factorisation follows at once.
+//! Meanwhile, on the GPU's stream, the block column after that gets what its factorisation
+//! will need from this one (the row swaps, `swap_rows`, LAPACK's laswp; its part of the block
+//! row; its part of the trailing update A22 -= L21 U12, k = [`BLOCK_COLUMN`]), then the rest of
+//! the matrix: the panels are latency-bound, the update is not. The updates are the GEMM-update
+//! kernels (`kernels/src/gemm/update.rs`: tensor cores for f64) in place with leading
+//! dimension n. Then a check of the pivots, and for each solve: b permuted, L y = P b, U x = y.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -21,7 +21,7 @@ use super::{
 use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::gemm::update::{UpdateKernel, update};
-use crate::gpu::{CudaSlice, CudaStream, Gpu, Launch, MatrixView, MatrixViewMut, Queue};
+use crate::gpu::{CudaEvent, CudaSlice, CudaStream, Gpu, Launch, MatrixView, MatrixViewMut, Queue};
 use crate::kernels::solve::blocked as kernels;
 use crate::memory::Footprint;
 
@@ -45,6 +45,11 @@ const MIN_ROWS_PER_BLOCK: usize = 32;
 /// Most blocks of the panel kernel: one thread of each block waits for each block's candidate,
 /// and some threads must be left to apply the row swaps.
 const MAX_PANEL_BLOCKS: usize = 192;
+
+/// The block column after `block` (empty at the end of the matrix): its window.
+fn block_window(block: &Range<usize>, n: usize) -> Range<usize> {
+    block.end..(block.end + BLOCK_COLUMN).min(n)
+}
 
 /// How the panel kernel's blocks meet each column to exchange their pivot candidates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -197,47 +202,73 @@ impl<T: Scalar> BlockedLu<T> {
         if use_barrier != 0 {
             gpu.memset_zeros(&mut self.barriers)?;
         }
-        // Block column j is factored (on the panel stream, beside the trailing update of
-        // step j - 1). Then, on the GPU's stream, what the next block column needs first: its
-        // rows swapped, its part of the block row solved, its update. Its factorisation starts
-        // and the same steps for the other columns run beside it.
+        // Block column j is factored on the panel stream, together with block j's part of the
+        // next block column (its window): swaps, block row and update there, panel by panel.
+        // Then, on the GPU's stream, the same for the block column after that (the window of
+        // block j + 1's factorisation, which starts at once and waits for it only after its
+        // first panel), and the rest of the matrix, beside block j + 1's factorisation. So the
+        // factorisations follow one another with no step between them.
         let blocks: Vec<Range<usize>> =
             (0..n).step_by(BLOCK_COLUMN).map(|b| b..(b + BLOCK_COLUMN).min(n)).collect();
-        self.queue_block_column(gpu.into(), blocks[0].clone(), use_barrier)?;
+        let panel_stream = self.panel_stream.clone();
+        panel_stream.join(gpu.stream()).map_err(Error::driver("stream wait"))?;
+        self.queue_block_column(gpu.on(&panel_stream), blocks[0].clone(), None, use_barrier)?;
         for (j, block) in blocks.iter().enumerate() {
-            let next = blocks.get(j + 1).cloned().unwrap_or(n..n);
-            self.queue_swap_rows(gpu, block.clone(), 0..0, next.clone())?;
-            self.queue_block_row(gpu, block.clone(), next.clone())?;
-            self.queue_update(gpu.into(), self.update, block.clone(), block.end..n, next.clone())?;
-            let panel_stream = self.panel_stream.clone();
-            if !next.is_empty() {
-                panel_stream.join(gpu.stream()).map_err(Error::driver("stream wait"))?;
-                self.queue_block_column(gpu.on(&panel_stream), next.clone(), use_barrier)?;
+            gpu.stream().join(&panel_stream).map_err(Error::driver("stream wait"))?;
+            let after = block_window(blocks.get(j + 1).unwrap_or(block), n);
+            self.queue_swap_rows(gpu.into(), block.clone(), 0..0, after.clone())?;
+            self.queue_block_row(gpu, block.clone(), after.clone())?;
+            self.queue_update(gpu.into(), self.update, block.clone(), block.end..n, after.clone())?;
+            if let Some(next) = blocks.get(j + 1) {
+                let after_ready = gpu.stream().record_event(None).map_err(Error::driver("event record"))?;
+                self.queue_block_column(
+                    gpu.on(&panel_stream),
+                    next.clone(),
+                    Some(&after_ready),
+                    use_barrier,
+                )?;
             }
-            let rest = next.end..n;
-            self.queue_swap_rows(gpu, block.clone(), 0..block.start, rest.clone())?;
+            let rest = after.end..n;
+            self.queue_swap_rows(gpu.into(), block.clone(), 0..block.start, rest.clone())?;
             self.queue_block_row(gpu, block.clone(), rest.clone())?;
             self.queue_update(gpu.into(), self.update, block.clone(), block.end..n, rest)?;
-            gpu.stream().join(&panel_stream).map_err(Error::driver("stream wait"))?;
         }
+        gpu.stream().join(&panel_stream).map_err(Error::driver("stream wait"))?;
         queue_pivot_check::<T>(gpu, MatrixView::full(&self.lu, n, n)?, self.tolerance, &mut self.info)
     }
 
     /// Queues the factorisation of the block column `block` (already updated by the block
-    /// columns left of it): for each panel, the panel kernel (its row swaps kept inside the
-    /// block column), its block row up to the block column's end, and the update of the block
-    /// column's rest.
-    fn queue_block_column(&mut self, queue: Queue, block: Range<usize>, use_barrier: u32) -> Result<()> {
+    /// columns left of it) and its part of its window (the next block column, already updated
+    /// by the block columns left of `block` once `window_ready` completes): for each panel, the
+    /// panel kernel (its row swaps kept inside the block column and, once the window is ready,
+    /// the window), its block row up to the window's end, and the update of the block column's
+    /// rest and the window.
+    fn queue_block_column(
+        &mut self,
+        queue: Queue,
+        block: Range<usize>,
+        window_ready: Option<&CudaEvent>,
+        use_barrier: u32,
+    ) -> Result<()> {
         let n = self.n;
-        for (k0, width) in self.panels(&block) {
-            self.queue_panel(queue, k0, width, block.clone(), use_barrier)?;
-            self.queue_trsm(queue, k0, width, k0 + width..block.end)?;
+        let window = block_window(&block, n);
+        for (i, (k0, width)) in self.panels(&block).enumerate() {
+            if i == 0 {
+                self.queue_panel(queue, k0, width, block.clone(), use_barrier)?;
+                if let Some(event) = window_ready {
+                    queue.stream().wait(event).map_err(Error::driver("stream wait"))?;
+                }
+                self.queue_swap_rows(queue, k0..k0 + width, 0..0, window.clone())?;
+            } else {
+                self.queue_panel(queue, k0, width, block.start..window.end, use_barrier)?;
+            }
+            self.queue_trsm(queue, k0, width, k0 + width..window.end)?;
             self.queue_update(
                 queue,
                 self.panel_update(),
                 k0..k0 + width,
                 k0 + width..n,
-                k0 + width..block.end,
+                k0 + width..window.end,
             )?;
         }
         Ok(())
@@ -270,7 +301,7 @@ impl<T: Scalar> BlockedLu<T> {
     /// starting at 0) and `right` (right of it).
     fn queue_swap_rows(
         &mut self,
-        gpu: &Gpu,
+        queue: Queue,
         block: Range<usize>,
         left: Range<usize>,
         right: Range<usize>,
@@ -287,7 +318,7 @@ impl<T: Scalar> BlockedLu<T> {
         // the columns `left` (from 0) and `right` lie inside it.
         unsafe {
             kernels::swap_rows::<T>(
-                gpu,
+                queue,
                 launch,
                 self.n as u32,
                 &mut self.lu,
