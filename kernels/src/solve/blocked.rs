@@ -529,13 +529,25 @@ pub unsafe fn trsm<T: Float, const NB: u32>(n: u32, a: *mut T, k0: u32, width: u
         r += GROUPS;
     }
     sync_threads();
-    // Column-oriented forward substitution: x[s] is final once the rows above are done.
+    // Column-oriented forward substitution: x[s] is final once the rows above are done. Four
+    // rows in flight at a time: their loads go out together (a store between two loads of x
+    // would make the second wait for the first).
     for s in 0..width {
         let xs = unsafe { x.get(s * COLS + tx) };
+        // SAFETY (shared accesses): r < width, s < width.
+        let updated = |r: u32| unsafe { (-l.get(r * stride + s)).mul_add(xs, x.get(r * COLS + tx)) };
         let mut r = s + 1 + ty;
+        while r + 3 * GROUPS < width {
+            let rows: [u32; 4] = core::array::from_fn(|i| r + i as u32 * GROUPS);
+            for (&r, &value) in rows.iter().zip(&rows.map(updated)) {
+                // SAFETY: as for `updated`.
+                unsafe { x.set(r * COLS + tx, value) };
+            }
+            r += 4 * GROUPS;
+        }
         while r < width {
-            // SAFETY: r < width, s < width.
-            unsafe { x.set(r * COLS + tx, x.get(r * COLS + tx) - l.get(r * stride + s) * xs) };
+            // SAFETY: as for `updated`.
+            unsafe { x.set(r * COLS + tx, updated(r)) };
             r += GROUPS;
         }
         sync_threads();
