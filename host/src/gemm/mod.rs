@@ -5,6 +5,8 @@
 pub mod cpu;
 pub mod update;
 
+use std::sync::Arc;
+
 use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::gpu::{CudaSlice, Gpu, Launch, MatrixView, as_f32, as_f32_mut, as_f64, as_f64_mut, tensor_map};
@@ -199,8 +201,7 @@ pub fn gemm<T: Scalar>(
     }
 }
 
-/// `tf32-wgmma`: A's and B's tensor maps go to the device (once per pair of buffers and
-/// shape), then the kernel runs. Rows of A and B must be 16-byte chunks (k and n multiples of
+/// `tf32-wgmma` on dense matrices. Rows of A and B must be 16-byte chunks (k and n multiples of
 /// 4).
 fn tf32_wgmma(
     gpu: &Gpu,
@@ -211,15 +212,29 @@ fn tf32_wgmma(
     b: &CudaSlice<f32>,
     c: &mut CudaSlice<f32>,
 ) -> Result<()> {
-    use abi::gemm::{WGMMA_BK, WGMMA_BM, WGMMA_BN, WGMMA_THREADS, wgmma_shared_bytes};
-    let a_map = tensor_map::swizzled_f32(&MatrixView::full(a, m, k)?, WGMMA_BM)?;
-    let b_map = tensor_map::swizzled_f32(&MatrixView::full(b, k, n)?, WGMMA_BK)?;
-    let maps = tensor_map::on_device(gpu, &[a_map, b_map].concat())?;
-    let blocks = m.div_ceil(WGMMA_BM as usize) * n.div_ceil(WGMMA_BN as usize);
-    let launch = Launch::linear(blocks * WGMMA_THREADS as usize, WGMMA_THREADS).shared(wgmma_shared_bytes());
+    let maps = wgmma_maps(gpu, &MatrixView::full(a, m, k)?, &MatrixView::full(b, k, n)?)?;
     // SAFETY: the maps describe A (m x k) and B (k x n), and live until the kernel is done (the
     // stream orders their release after it); C holds m x n (checked).
-    unsafe { kernels::wgmma::tf32(gpu, launch, m as u32, n as u32, k as u32, &*maps, c) }
+    unsafe { kernels::wgmma::tf32(gpu, wgmma_launch(m, n), m as u32, n as u32, k as u32, &*maps, c) }
+}
+
+/// The tensor maps of the `wgmma` kernels' A and B (`gemm::wgmma`, and the update's), on the
+/// device: uploaded once per pair of blocks, on the GPU's own stream.
+pub(crate) fn wgmma_maps(
+    gpu: &Gpu,
+    a: &MatrixView<'_, f32>,
+    b: &MatrixView<'_, f32>,
+) -> Result<Arc<CudaSlice<u64>>> {
+    use abi::gemm::{WGMMA_BK, WGMMA_BM};
+    let maps = [tensor_map::swizzled_f32(a, WGMMA_BM)?, tensor_map::swizzled_f32(b, WGMMA_BK)?];
+    tensor_map::on_device(gpu, &maps.concat())
+}
+
+/// The launch of the `wgmma` kernels for an m x n C: one block per tile, in a 1D grid.
+pub(crate) fn wgmma_launch(m: usize, n: usize) -> Launch {
+    use abi::gemm::{WGMMA_BM, WGMMA_BN, WGMMA_THREADS, wgmma_shared_bytes};
+    let blocks = m.div_ceil(WGMMA_BM as usize) * n.div_ceil(WGMMA_BN as usize);
+    Launch::linear(blocks * WGMMA_THREADS as usize, WGMMA_THREADS).shared(wgmma_shared_bytes())
 }
 
 /// The launch of the pipelined kernel (`gemm::pipelined`, and the update's) for an m x n C: one

@@ -1,10 +1,10 @@
 //! The trailing update of a blocked factorisation, C -= A B on blocks of row-major matrices
 //! (`kernels/src/gemm/update.rs`), which the blocked LU drives.
 
-use crate::Scalar;
-use crate::error::{Error, Result};
 use std::sync::Arc;
 
+use crate::Scalar;
+use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Launch, MatrixView, MatrixViewMut, Queue, tensor_map};
 use crate::kernels::gemm::update as kernels;
 
@@ -109,24 +109,18 @@ pub fn update<'q, T: Scalar>(
     }
 }
 
-/// C -= A B on `gemm::update::wgmma`: the blocks' tensor maps go to the device (once per pair
-/// of blocks), then the kernel runs.
+/// C -= A B on `gemm::update::wgmma`.
 fn wgmma(
     queue: Queue,
     a: MatrixView<'_, f32>,
     b: MatrixView<'_, f32>,
     c: MatrixViewMut<'_, f32>,
 ) -> Result<()> {
-    use abi::gemm::{WGMMA_BK, WGMMA_BM, WGMMA_BN, WGMMA_THREADS, wgmma_shared_bytes};
     let (m, n, k) = (c.rows(), c.cols(), a.cols());
-    let gpu = queue.gpu();
-    let maps = [tensor_map::swizzled_f32(&a, WGMMA_BM)?, tensor_map::swizzled_f32(&b, WGMMA_BK)?];
-    let maps = tensor_map::on_device(gpu, &maps.concat())?;
-    let blocks = m.div_ceil(WGMMA_BM as usize) * n.div_ceil(WGMMA_BN as usize);
-    let launch = Launch::linear(blocks * WGMMA_THREADS as usize, WGMMA_THREADS).shared(wgmma_shared_bytes());
+    let maps = super::wgmma_maps(queue.gpu(), &a, &b)?;
     // SAFETY: the maps describe A and B and live until the kernel is done (the GPU's stream,
     // this one, orders their release after it); C is m x n and overlaps neither.
-    unsafe { kernels::wgmma(queue, launch, m as u32, n as u32, k as u32, &*maps, c) }
+    unsafe { kernels::wgmma(queue, super::wgmma_launch(m, n), m as u32, n as u32, k as u32, &*maps, c) }
 }
 
 /// The views as f64 views, when `T` is f64.

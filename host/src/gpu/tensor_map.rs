@@ -57,13 +57,15 @@ pub(crate) fn swizzle_fits(matrix: &MatrixView<'_, f32>) -> bool {
     (ptr as usize).is_multiple_of(16) && ld.is_multiple_of(4)
 }
 
-/// Tensor maps kept on the device at most (beyond, the cache starts again).
+/// Sets of tensor maps kept on the device at most (beyond, the cache starts again). The LU's
+/// trailing updates take two sets per block column: 128 at n = 16384.
 const CACHED_MAPS: usize = 1024;
 
 /// `maps` (whole tensor maps, 16 words each) in device memory, where a kernel reads them.
 /// Uploaded once and kept: a map holds only an address, a shape and a box, so the same words
 /// describe the same copies whatever buffer now lies there, and a GEMM called again on the same
 /// buffers queues no copy and no allocation (a large part of a call at n = 4096: PERF.md).
+/// Uploaded and freed on the GPU's own stream: the kernels that read them must be queued there.
 pub(crate) fn on_device(gpu: &Gpu, maps: &[u64]) -> Result<Arc<CudaSlice<u64>>> {
     let mut cache = gpu.tensor_maps.lock().unwrap();
     if let Some(device) = cache.get(maps) {
