@@ -8,7 +8,7 @@ mod common;
 use common::Session;
 use rgla::Scalar;
 use rgla::bench::{
-    Record, cpu_median_ms, gpu_iters, gpu_median_ms, quick, record_copy_bandwidth, save, size_selected,
+    Record, bench_sizes, cpu_median_ms, gpu_iters, gpu_median_ms, quick, record_copy_bandwidth, save,
 };
 use rgla::gemm::{self, GemmKernel, TILES};
 use rgla::vendor::cublas::{Cublas, CublasGemm};
@@ -19,12 +19,16 @@ fn main() {
     if let Some(gpu) = &session.gpu {
         record_copy_bandwidth(gpu).unwrap();
     }
-    let (report_sizes, vendor_sizes): (Vec<usize>, Vec<usize>) = if quick() {
+    let (report_sizes, vendor_sizes) = if quick() {
         (vec![1000, 2000], vec![4096])
     } else {
         ((1..=10).map(|i| 1000 * i).collect(), vec![4096, 8192])
     };
-    for &n in report_sizes.iter().chain(&vendor_sizes).filter(|&&n| size_selected(n)) {
+    let (report_sizes, vendor_sizes) = bench_sizes(&report_sizes, &vendor_sizes).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2)
+    });
+    for &n in report_sizes.iter().chain(&vendor_sizes) {
         // At the cuBLAS comparison sizes, the fast kernels only.
         let vendor_size = vendor_sizes.contains(&n);
         run::<f64>(&mut session, n, vendor_size);

@@ -9,7 +9,7 @@ mod common;
 
 use common::Session;
 use rgla::Scalar;
-use rgla::bench::{Record, gpu_iters, gpu_median_ms, quick, save, size_selected};
+use rgla::bench::{Record, bench_sizes, gpu_iters, gpu_median_ms, quick, save};
 use rgla::dense::DenseMatrix;
 use rgla::gemm::update::UpdateKernel;
 use rgla::gpu::{CudaSlice, as_f64, as_f64_mut};
@@ -26,13 +26,17 @@ fn main() {
     if let Some(gpu) = &session.gpu {
         println!("device: {}", gpu.props());
     }
-    let (report_sizes, vendor_sizes): (Vec<usize>, Vec<usize>) = if quick() {
+    let (report_sizes, vendor_sizes) = if quick() {
         (vec![1000, 2000], vec![8192])
     } else {
         ((1..=7).map(|i| 1000 * i).collect(), vec![4096, 8192, 16384])
     };
     let mut table = Vec::new();
-    for &n in report_sizes.iter().chain(&vendor_sizes).filter(|&&n| size_selected(n)) {
+    let (report_sizes, vendor_sizes) = bench_sizes(&report_sizes, &vendor_sizes).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2)
+    });
+    for &n in report_sizes.iter().chain(&vendor_sizes) {
         // At the cuSOLVER comparison sizes, the fast solvers only; and there a diagonally
         // dominant system too, the case the mixed-precision solvers are made for.
         let vendor_size = vendor_sizes.contains(&n);

@@ -167,10 +167,28 @@ pub fn selected(variable: &str, name: &str) -> bool {
         .map_or(true, |list| list.split(',').map(str::trim).any(|p| !p.is_empty() && name.starts_with(p)))
 }
 
-/// Whether `RGLA_BENCH_SIZES` (a comma-separated list of sizes; unset: every size) selects the
-/// dense benchmarks' size `n`.
-pub fn size_selected(n: usize) -> bool {
-    std::env::var("RGLA_BENCH_SIZES").map_or(true, |list| list.split(',').any(|s| s.trim() == n.to_string()))
+/// The dense benchmarks' sizes: of their own `report` sizes (every kernel) and `vendor` sizes
+/// (the fast kernels against the vendor library), those `RGLA_BENCH_SIZES` lists (a
+/// comma-separated list; unset: all). A listed size that is neither runs as a vendor size, so
+/// that sizes never tuned on can be checked in the same benchmark.
+pub fn bench_sizes(report: &[usize], vendor: &[usize]) -> Result<(Vec<usize>, Vec<usize>)> {
+    pick_sizes(std::env::var("RGLA_BENCH_SIZES").ok().as_deref(), report, vendor)
+}
+
+fn pick_sizes(list: Option<&str>, report: &[usize], vendor: &[usize]) -> Result<(Vec<usize>, Vec<usize>)> {
+    let Some(list) = list else {
+        return Ok((report.to_vec(), vendor.to_vec()));
+    };
+    let mut listed = Vec::new();
+    for word in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+        match word.parse::<usize>() {
+            Ok(n) if n > 0 => listed.push(n),
+            _ => return Err(Error::InvalidInput(format!("RGLA_BENCH_SIZES: {word:?} is not a size"))),
+        }
+    }
+    let report: Vec<usize> = report.iter().copied().filter(|n| listed.contains(n)).collect();
+    let vendor = listed.into_iter().filter(|n| !report.contains(n)).collect();
+    Ok((report, vendor))
 }
 
 /// Measures the device-to-device copy bandwidth (bytes read + written per second, GB/s) on
@@ -201,4 +219,20 @@ pub fn record_copy_bandwidth(gpu: &Gpu) -> Result<f64> {
         notes: gpu.props().to_string(),
     })?;
     Ok(gbps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pick_sizes;
+
+    #[test]
+    fn listed_sizes_run_and_others_as_vendor_sizes() {
+        let (report, vendor) = ([1000, 2000, 3000], [4096, 8192]);
+        assert_eq!(pick_sizes(None, &report, &vendor).unwrap(), (report.to_vec(), vendor.to_vec()));
+        let picked = pick_sizes(Some("2000, 8192,12000"), &report, &vendor).unwrap();
+        assert_eq!(picked, (vec![2000], vec![8192, 12000]));
+        let err = pick_sizes(Some("4096,big"), &report, &vendor).unwrap_err().to_string();
+        assert!(err.contains("\"big\" is not a size"), "{err}");
+        assert!(pick_sizes(Some("0"), &report, &vendor).is_err());
+    }
 }
