@@ -176,35 +176,29 @@ pub(super) unsafe fn main_loop(
     // stores to C). All 128 loads at once spill; 32 take 250 registers, which leave no room
     // on the SM for the LU's panel kernel beside the update (PERF.md); 16 take no more than the
     // k-loop.
-    let at =
-        |j: usize, h: usize, e: usize| (row0 + 8 * j as u32 + 2 * t + e as u32, col0 + column + 8 * h as u32);
-    unrolled!(batch in [0, 1, 2, 3, 4, 5, 6, 7] {
-        if epilogue == Epilogue::Subtract {
+    // For each of this thread's 16 entries of C in batch $batch inside m x n: $i its index in
+    // acc, ($row, $col) its place in C.
+    macro_rules! each_in_batch {
+        ($batch:expr, |$i:ident, $row:ident, $col:ident| $body:block) => {
             unrolled!(j in [0, 1, 2, 3] {
-                let j = 4 * batch + j;
+                let j = 4 * $batch + j;
                 for h in 0..2 {
                     for e in 0..2 {
-                        let (row, col) = at(j, h, e);
-                        if row < m && col < n {
-                            // SAFETY: (row, col) is inside C.
-                            acc[4 * j + 2 * h + e] = unsafe { *c.at(row, col) } - acc[4 * j + 2 * h + e];
-                        }
+                        let $i = 4 * j + 2 * h + e;
+                        let ($row, $col) = (row0 + 8 * j as u32 + 2 * t + e as u32, col0 + column + 8 * h as u32);
+                        if $row < m && $col < n $body
                     }
                 }
             });
+        };
+    }
+    unrolled!(batch in [0, 1, 2, 3, 4, 5, 6, 7] {
+        if epilogue == Epilogue::Subtract {
+            // SAFETY: (row, col) is inside C.
+            each_in_batch!(batch, |i, row, col| { acc[i] = unsafe { *c.at(row, col) } - acc[i]; });
         }
-        unrolled!(j in [0, 1, 2, 3] {
-            let j = 4 * batch + j;
-            for h in 0..2 {
-                for e in 0..2 {
-                    let (row, col) = at(j, h, e);
-                    if row < m && col < n {
-                        // SAFETY: (row, col) is inside C.
-                        unsafe { *c.at(row, col) = acc[4 * j + 2 * h + e] };
-                    }
-                }
-            }
-        });
+        // SAFETY: as above.
+        each_in_batch!(batch, |i, row, col| { unsafe { *c.at(row, col) = acc[i] }; });
     });
 }
 
