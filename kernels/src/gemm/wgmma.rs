@@ -15,9 +15,8 @@
 //! (the copy engine counts the bytes) and when every warp has freed it. A stage is refilled a
 //! turn after it is freed, so thread 0 (whose warp computes too) seldom waits for the others.
 
-use abi::gemm::{WGMMA_BK, WGMMA_BM, WGMMA_BN, WGMMA_STAGES, WGMMA_THREADS, wgmma_stage_bytes};
-
 use abi::StridedMut;
+use abi::gemm::{WGMMA_BK, WGMMA_BM, WGMMA_BN, WGMMA_STAGES, WGMMA_THREADS, wgmma_stage_bytes};
 
 use super::pipelined::{Epilogue, tile_of_block};
 use crate::device::memory::prefetch_l2;
@@ -176,8 +175,9 @@ pub(super) unsafe fn main_loop(
     // stores to C). All 128 loads at once spill; 32 take 250 registers, which leave no room
     // on the SM for the LU's panel kernel beside the update (PERF.md); 16 take no more than the
     // k-loop.
-    // For each of this thread's 16 entries of C in batch $batch inside m x n: $i its index in
-    // acc, ($row, $col) its place in C.
+    //
+    // each_in_batch: for each of this thread's 16 entries of C in batch $batch inside m x n,
+    // $i its index in acc and ($row, $col) its place in C.
     macro_rules! each_in_batch {
         ($batch:expr, |$i:ident, $row:ident, $col:ident| $body:block) => {
             unrolled!(j in [0, 1, 2, 3] {
