@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use crate::Scalar;
 use crate::error::{Error, Result};
-use crate::gpu::{CudaSlice, Gpu, Launch, MatrixView, as_f32, as_f32_mut, as_f64, as_f64_mut, tensor_map};
+use crate::gpu::{
+    CudaSlice, Gpu, Launch, MatrixView, Queue, as_f32, as_f32_mut, as_f64, as_f64_mut, tensor_map,
+};
 use crate::kernels::gemm as kernels;
 
 /// Checks buffer lengths against A m x k, B k x n, C m x n, and that the kernels' u32
@@ -212,22 +214,22 @@ fn tf32_wgmma(
     b: &CudaSlice<f32>,
     c: &mut CudaSlice<f32>,
 ) -> Result<()> {
-    let maps = wgmma_maps(gpu, &MatrixView::full(a, m, k)?, &MatrixView::full(b, k, n)?)?;
+    let maps = wgmma_maps(gpu.into(), &MatrixView::full(a, m, k)?, &MatrixView::full(b, k, n)?)?;
     // SAFETY: the maps describe A (m x k) and B (k x n), and live until the kernel is done (the
     // stream orders their release after it); C holds m x n (checked).
     unsafe { kernels::wgmma::tf32(gpu, wgmma_launch(m, n), m as u32, n as u32, k as u32, &*maps, c) }
 }
 
 /// The tensor maps of the `wgmma` kernels' A and B (`gemm::wgmma`, and the update's), on the
-/// device: uploaded once per pair of blocks, on the GPU's own stream.
+/// device: uploaded once per pair of blocks, for a kernel queued on the GPU's own stream.
 pub(crate) fn wgmma_maps(
-    gpu: &Gpu,
+    queue: Queue,
     a: &MatrixView<'_, f32>,
     b: &MatrixView<'_, f32>,
 ) -> Result<Arc<CudaSlice<u64>>> {
     use abi::gemm::{WGMMA_BK, WGMMA_BM};
     let maps = [tensor_map::swizzled_f32(a, WGMMA_BM)?, tensor_map::swizzled_f32(b, WGMMA_BK)?];
-    tensor_map::on_device(gpu, &maps.concat())
+    tensor_map::on_device(queue, &maps.concat())
 }
 
 /// The launch of the `wgmma` kernels for an m x n C: one block per tile, in a 1D grid.

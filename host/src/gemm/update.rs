@@ -1,8 +1,6 @@
 //! The trailing update of a blocked factorisation, C -= A B on blocks of row-major matrices
 //! (`kernels/src/gemm/update.rs`), which the blocked LU drives.
 
-use std::sync::Arc;
-
 use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Launch, MatrixView, MatrixViewMut, Queue, tensor_map};
@@ -89,14 +87,8 @@ pub fn update<'q, T: Scalar>(
                             .into(),
                     ));
                 };
-                if !Arc::ptr_eq(queue.stream(), queue.gpu().stream()) {
-                    return Err(Error::InvalidInput(
-                        "the wgmma update kernel runs on the GPU's own stream, where its tensor maps are kept".into(),
-                    ));
-                }
                 if k == 0 || !(tensor_map::swizzle_fits(&a) && tensor_map::swizzle_fits(&b)) {
-                    let pipelined = super::pipelined_launch::<f32>(m, n);
-                    return kernels::pipelined(queue, pipelined, m32, n32, k32, a, b, c);
+                    return update(queue, UpdateKernel::Pipelined, a, b, c);
                 }
                 wgmma(queue, a, b, c)
             }
@@ -117,7 +109,7 @@ fn wgmma(
     c: MatrixViewMut<'_, f32>,
 ) -> Result<()> {
     let (m, n, k) = (c.rows(), c.cols(), a.cols());
-    let maps = super::wgmma_maps(queue.gpu(), &a, &b)?;
+    let maps = super::wgmma_maps(queue, &a, &b)?;
     // SAFETY: the maps describe A and B and live until the kernel is done (the GPU's stream,
     // this one, orders their release after it); C is m x n and overlaps neither.
     unsafe { kernels::wgmma(queue, super::wgmma_launch(m, n), m as u32, n as u32, k as u32, &*maps, c) }

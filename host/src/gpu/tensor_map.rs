@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, sys};
 
-use super::{Gpu, MatrixView};
+use super::{MatrixView, Queue};
 use crate::error::{Error, Result};
 
 /// The 16 words of a tensor map over the row-major f32 block `matrix`, read in boxes of
@@ -65,8 +65,15 @@ const CACHED_MAPS: usize = 1024;
 /// Uploaded once and kept: a map holds only an address, a shape and a box, so the same words
 /// describe the same copies whatever buffer now lies there, and a GEMM called again on the same
 /// buffers queues no copy and no allocation (a large part of a call at n = 4096: PERF.md).
-/// Uploaded and freed on the GPU's own stream: the kernels that read them must be queued there.
-pub(crate) fn on_device(gpu: &Gpu, maps: &[u64]) -> Result<Arc<CudaSlice<u64>>> {
+/// They are uploaded and freed on the GPU's own stream, so `queue`, where the kernel that reads
+/// them goes, must be that stream.
+pub(crate) fn on_device(queue: Queue, maps: &[u64]) -> Result<Arc<CudaSlice<u64>>> {
+    let gpu = queue.gpu();
+    if !Arc::ptr_eq(queue.stream(), gpu.stream()) {
+        return Err(Error::InvalidInput(
+            "the wgmma kernels run on the GPU's own stream, where their tensor maps are kept".into(),
+        ));
+    }
     let mut cache = gpu.tensor_maps.lock().unwrap();
     if let Some(device) = cache.get(maps) {
         return Ok(device.clone());

@@ -121,7 +121,7 @@ pub(super) unsafe fn main_loop<T: Mma16x8x8>(
     };
     let k_tiles = k.div_ceil(shape.k);
     if epilogue == Epilogue::Subtract {
-        prefetch_tile(c, m, n, row0, col0, shape, tid);
+        prefetch_tile(c, (m, n), (row0, col0), (shape.tile_m, shape.tile_n), shape.threads, tid);
     }
 
     // Prologue: the first stages - 1 k-tiles in flight, one group each (empty past the end).
@@ -241,13 +241,20 @@ unsafe fn store_tile<T: Mma16x8x8>(
     }
 }
 
-/// Prefetches the BM x BN tile of C at (row0, col0), inside m x n, to L2: a 128-byte line per
-/// thread and pass.
+/// Prefetches the `tile_m x tile_n` tile of C at (row0, col0), inside m x n, to L2: a 128-byte
+/// line per thread (of `threads`) and pass, so that the epilogue's loads of C find it there.
 #[inline(always)]
-fn prefetch_tile<T>(c: StridedMut<T>, m: u32, n: u32, row0: u32, col0: u32, shape: PipelinedShape, tid: u32) {
+pub(super) fn prefetch_tile<T>(
+    c: StridedMut<T>,
+    (m, n): (u32, u32),
+    (row0, col0): (u32, u32),
+    (tile_m, tile_n): (u32, u32),
+    threads: u32,
+    tid: u32,
+) {
     let per_line = 128 / size_of::<T>() as u32;
-    let lines = shape.tile_n.div_ceil(per_line);
-    for p in (tid..shape.tile_m * lines).step_by(shape.threads as usize) {
+    let lines = tile_n.div_ceil(per_line);
+    for p in (tid..tile_m * lines).step_by(threads as usize) {
         let (row, col) = (row0 + p / lines, col0 + p % lines * per_line);
         if row < m && col < n {
             // SAFETY: (row, col) is inside C.

@@ -7,9 +7,9 @@
 //! N-major. So the kernel computes C^T = B^T A^T: A's tile (rows of k, as A is stored) is the
 //! shared-memory operand, and B^T comes from registers, read out of B's tile by each warp in the
 //! fragment layout (a transposed copy of B would cost a pass over B; cuBLAS too runs this
-//! layout in one kernel). The inputs go to the tensor cores as f32, of which they read the TF32 part: each
-//! input truncated to 10 mantissa bits, where `pipelined` rounds to nearest (rounding here cost
-//! a quarter of the speed: PERF.md).
+//! layout in one kernel). The inputs go to the tensor cores as f32, of which they read the TF32
+//! part: each input truncated to 10 mantissa bits, where `pipelined` rounds to nearest
+//! (rounding here cost a quarter of the speed: PERF.md).
 //!
 //! Thread 0 queues the copies; mbarriers in shared memory say when a stage's copies have landed
 //! (the copy engine counts the bytes) and when every warp has freed it. A stage is refilled a
@@ -18,8 +18,7 @@
 use abi::StridedMut;
 use abi::gemm::{WGMMA_BK, WGMMA_BM, WGMMA_BN, WGMMA_STAGES, WGMMA_THREADS, wgmma_stage_bytes};
 
-use super::pipelined::{Epilogue, tile_of_block};
-use crate::device::memory::prefetch_l2;
+use super::pipelined::{Epilogue, prefetch_tile, tile_of_block};
 use crate::device::shared;
 use crate::device::thread::{lane_id, sync_threads, thread_idx_x, warp_id};
 use crate::device::tma::{self, Barrier};
@@ -96,7 +95,7 @@ pub(super) unsafe fn main_loop(
     };
     let k_tiles = k.div_ceil(WGMMA_BK);
     if epilogue == Epilogue::Subtract {
-        prefetch_tile(c, m, n, row0, col0, tid);
+        prefetch_tile(c, (m, n), (row0, col0), (WGMMA_BM, WGMMA_BN), WGMMA_THREADS, tid);
     }
     if tid == 0 {
         for s in 0..WGMMA_STAGES {
@@ -200,18 +199,4 @@ pub(super) unsafe fn main_loop(
         // SAFETY: as above.
         each_in_batch!(batch, |i, row, col| { unsafe { *c.at(row, col) = acc[i] }; });
     });
-}
-
-/// Prefetches the block's WGMMA_BM x WGMMA_BN tile of C at (row0, col0), inside m x n, to L2,
-/// a 128-byte line per thread and pass, so that the epilogue's loads find it there.
-#[inline(always)]
-fn prefetch_tile(c: StridedMut<f32>, m: u32, n: u32, row0: u32, col0: u32, tid: u32) {
-    const LINES: u32 = WGMMA_BN / 32;
-    for p in (tid..WGMMA_BM * LINES).step_by(WGMMA_THREADS as usize) {
-        let (row, col) = (row0 + p / LINES, col0 + p % LINES * 32);
-        if row < m && col < n {
-            // SAFETY: (row, col) is inside C.
-            unsafe { prefetch_l2(c.at(row, col)) };
-        }
-    }
 }
