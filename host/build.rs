@@ -53,7 +53,7 @@ fn main() {
     }
     numbers.sort();
     for (number, arch) in numbers {
-        let ptx = build_ptx(&kernels, &manifest_dir, &out_dir, arch);
+        let ptx = build_ptx(&kernels, &declared, &manifest_dir, &out_dir, arch);
         modules
             .push_str(&format!("    ({number}, {arch:?}, include_str!({:?})),\n", ptx.display().to_string()));
     }
@@ -64,9 +64,17 @@ fn main() {
 }
 
 /// Builds the kernels for `arch` in their own target directory (so the nested cargo takes no
-/// lock the outer one holds, and each architecture's build of `core` stays cached) and copies
-/// the PTX into OUT_DIR.
-fn build_ptx(kernels: &Path, manifest_dir: &Path, out_dir: &Path, arch: &str) -> PathBuf {
+/// lock the outer one holds, and each architecture's build of `core` stays cached), writes the
+/// launch directives the kernels declare (`declare::launch_directives`) and writes the PTX
+/// into OUT_DIR, and beside the build as `target/ptx/<arch>/kernels.ptx` (`cargo xtask
+/// check-ptx` assembles that one).
+fn build_ptx(
+    kernels: &Path,
+    declared: &[declare::Kernel],
+    manifest_dir: &Path,
+    out_dir: &Path,
+    arch: &str,
+) -> PathBuf {
     let target_dir = workspace_target_dir(manifest_dir, out_dir).join("ptx").join(arch);
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let ptx_isa = if arch.ends_with('a') { PTX_ISA_ARCH_SPECIFIC } else { PTX_ISA };
@@ -102,11 +110,17 @@ fn build_ptx(kernels: &Path, manifest_dir: &Path, out_dir: &Path, arch: &str) ->
         fail(&format!("{} ({arch})\n{stderr}", diagnose(&stderr)));
     }
     let built = target_dir.join(TARGET).join("release").join("kernels.ptx");
-    let ptx = out_dir.join(format!("kernels_{arch}.ptx"));
-    if let Err(e) = std::fs::copy(&built, &ptx) {
-        fail(&format!("the PTX build succeeded but {} is missing: {e}", built.display()));
+    let ptx = match std::fs::read_to_string(&built) {
+        Ok(ptx) => declare::launch_directives(declared, &ptx),
+        Err(e) => fail(&format!("the PTX build succeeded but {} cannot be read: {e}", built.display())),
+    };
+    let path = out_dir.join(format!("kernels_{arch}.ptx"));
+    for to in [&path, &target_dir.join("kernels.ptx")] {
+        if let Err(e) = std::fs::write(to, &ptx) {
+            fail(&format!("writing {}: {e}", to.display()));
+        }
     }
-    ptx
+    path
 }
 
 /// Turns the usual toolchain failures into a sentence that says what to install.

@@ -113,7 +113,10 @@ pub const WGMMA_BM: u32 = 256;
 pub const WGMMA_BN: u32 = 128;
 pub const WGMMA_BK: u32 = 32;
 pub const WGMMA_STAGES: u32 = 4;
-pub const WGMMA_THREADS: u32 = 256;
+pub const WGMMA_THREADS: u32 = 384;
+/// Blocks per cluster of the warpgroup-MMA kernels: the blocks of a cluster take neighbouring
+/// tiles of one tile row and each copies WGMMA_BM / WGMMA_CLUSTER rows of A's tile into all.
+pub const WGMMA_CLUSTER: u32 = 2;
 
 /// Bytes of one stage of the warpgroup-MMA kernel (a multiple of 1024, as the swizzle needs).
 pub const fn wgmma_stage_bytes() -> u32 {

@@ -52,6 +52,12 @@ pub struct Kernel {
     /// Generic parameters in declaration order.
     pub generics: Vec<Generic>,
     pub params: Vec<Param>,
+    /// The most threads a block launches with (`#[gpu::max_threads(N)]`): written into the
+    /// entry points' PTX as `.maxntid`, which `setmaxnreg` needs (rustc has no launch bounds).
+    pub max_threads: Option<u32>,
+    /// Blocks per cluster along x (`#[gpu::cluster(N)]`): `.reqnctapercluster` in the PTX, so
+    /// that every launch of the kernel runs its blocks in clusters of N.
+    pub cluster: Option<u32>,
 }
 
 /// One parameter of a kernel and how it travels.
@@ -276,8 +282,13 @@ impl Scanner<'_> {
 }
 
 fn is_kernel_attr(attr: &Attribute) -> bool {
+    is_tool_attr(attr, "kernel")
+}
+
+/// Whether `attr` is `#[gpu::<name>..]`.
+fn is_tool_attr(attr: &Attribute, name: &str) -> bool {
     let segments: Vec<String> = attr.path().segments.iter().map(|s| s.ident.to_string()).collect();
-    segments == [TOOL, "kernel"]
+    segments == [TOOL, name]
 }
 
 fn cfg_attrs(attrs: &[Attribute]) -> Vec<TokenStream> {
@@ -391,7 +402,49 @@ fn kernel(
         cfgs: all_cfgs,
         generics,
         params,
+        max_threads: tool_number(&f.attrs, "max_threads", 1024)?,
+        cluster: tool_number(&f.attrs, "cluster", 8)?,
     })
+}
+
+/// The value of `#[gpu::<name>(N)]`, if the function has one, from 1 to `most`.
+fn tool_number(attrs: &[Attribute], name: &str, most: u32) -> Result<Option<u32>, String> {
+    let Some(attr) = attrs.iter().find(|a| is_tool_attr(a, name)) else { return Ok(None) };
+    let number = attr
+        .parse_args::<syn::LitInt>()
+        .and_then(|lit| lit.base10_parse::<u32>())
+        .map_err(|e| format!("#[gpu::{name}(N)]: {e}"))?;
+    if number == 0 || number > most {
+        return Err(format!("#[gpu::{name}({number})]: from 1 to {most}"));
+    }
+    Ok(Some(number))
+}
+
+/// The PTX `ptx` with the launch directives the kernels declare on each of their entry points:
+/// `.maxntid` (`#[gpu::max_threads(N)]`) and `.reqnctapercluster` (`#[gpu::cluster(N)]`).
+/// Entry points not in `ptx` (those of another architecture) are skipped.
+pub fn launch_directives(kernels: &[Kernel], ptx: &str) -> String {
+    let mut ptx = ptx.to_string();
+    for k in kernels {
+        let mut directives = String::new();
+        if let Some(threads) = k.max_threads {
+            let _ = write!(directives, "\n.maxntid {threads}, 1, 1");
+        }
+        if let Some(blocks) = k.cluster {
+            let _ = write!(directives, "\n.reqnctapercluster {blocks}, 1, 1");
+        }
+        if directives.is_empty() {
+            continue;
+        }
+        for v in k.variants() {
+            let header = format!(".entry {}(", k.entry_name(&v));
+            let Some(start) = ptx.find(&header) else { continue };
+            // The body opens on the first line that is a lone `{` after the parameter list.
+            let Some(body) = ptx[start..].find("\n{").map(|i| start + i) else { continue };
+            ptx.insert_str(body, &directives);
+        }
+    }
+    ptx
 }
 
 fn const_value(v: &TokenStream) -> Result<ConstValue, String> {
@@ -884,6 +937,26 @@ mod tests {
         assert!(code.contains("b : MatrixView < '_ , T >"), "{code}");
         assert!(code.contains("pub const W : [u32 ; 2usize] = [2 , 4]"), "{code}");
         assert!(code.contains("Doc with a `link` and text."), "{code}");
+    }
+
+    #[test]
+    fn writes_the_declared_launch_directives() {
+        let kernels = scan_source(
+            "#[gpu::kernel(T = f32 | f64)] #[gpu::max_threads(384)] #[gpu::cluster(2)] pub unsafe fn wide<T: Float>(n: u32) {}
+             #[gpu::kernel] pub unsafe fn narrow(n: u32) {}",
+        )
+        .unwrap();
+        let ptx = ".visible .entry spmv_wide_f32(\n\t.param .u32 p\n)\n{\n\tret;\n}\n\
+                   .visible .entry spmv_narrow(\n\t.param .u32 p\n)\n{\n\tret;\n}\n";
+        let bounded = launch_directives(&kernels, ptx);
+        assert_eq!(
+            bounded,
+            ".visible .entry spmv_wide_f32(\n\t.param .u32 p\n)\n.maxntid 384, 1, 1\n.reqnctapercluster 2, 1, 1\n{\n\tret;\n}\n\
+             .visible .entry spmv_narrow(\n\t.param .u32 p\n)\n{\n\tret;\n}\n"
+        );
+        let err =
+            scan_source("#[gpu::kernel] #[gpu::max_threads(2048)] pub unsafe fn k(n: u32) {}").err().unwrap();
+        assert!(err.contains("from 1 to 1024"), "{err}");
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub fn ptx_modules() -> Vec<(String, PathBuf)> {
         .flatten()
         .filter_map(|e| {
             let arch = e.file_name().to_string_lossy().into_owned();
-            let ptx = e.path().join("nvptx64-nvidia-cuda/release/kernels.ptx");
+            let ptx = e.path().join("kernels.ptx");
             (arch.starts_with("sm_") && ptx.exists()).then_some((arch, ptx))
         })
         .collect();

@@ -227,15 +227,18 @@ pub(crate) fn wgmma_maps(
     a: &MatrixView<'_, f32>,
     b: &MatrixView<'_, f32>,
 ) -> Result<Arc<CudaSlice<u64>>> {
-    use abi::gemm::{WGMMA_BK, WGMMA_BM};
-    let maps = [tensor_map::swizzled_f32(a, WGMMA_BM)?, tensor_map::swizzled_f32(b, WGMMA_BK)?];
+    use abi::gemm::{WGMMA_BK, WGMMA_BM, WGMMA_CLUSTER};
+    let maps =
+        [tensor_map::swizzled_f32(a, WGMMA_BM / WGMMA_CLUSTER)?, tensor_map::swizzled_f32(b, WGMMA_BK)?];
     tensor_map::on_device(queue, &maps.concat())
 }
 
-/// The launch of the `wgmma` kernels for an m x n C: one block per tile, in a 1D grid.
+/// The launch of the `wgmma` kernels for an m x n C: one block per tile, in a 1D grid of whole
+/// clusters (one block past the last tile column where the tile columns are odd).
 pub(crate) fn wgmma_launch(m: usize, n: usize) -> Launch {
-    use abi::gemm::{WGMMA_BM, WGMMA_BN, WGMMA_THREADS, wgmma_shared_bytes};
-    let blocks = m.div_ceil(WGMMA_BM as usize) * n.div_ceil(WGMMA_BN as usize);
+    use abi::gemm::{WGMMA_BM, WGMMA_BN, WGMMA_CLUSTER, WGMMA_THREADS, wgmma_shared_bytes};
+    let cluster = WGMMA_CLUSTER as usize;
+    let blocks = m.div_ceil(WGMMA_BM as usize) * n.div_ceil(WGMMA_BN as usize).div_ceil(cluster) * cluster;
     Launch::linear(blocks * WGMMA_THREADS as usize, WGMMA_THREADS).shared(wgmma_shared_bytes())
 }
 

@@ -101,3 +101,83 @@ pub unsafe fn load_tile(destination: u32, map: *const u64, column: u32, row: u32
         )
     };
 }
+
+/// As [`load_tile`], the tile written at `destination` in every block of the cluster named by
+/// `blocks` (bit r: the block of rank r), each counting its bytes on its own `landed` (the
+/// same shared-window address in each block).
+///
+/// # Safety
+/// As [`load_tile`], in each of those blocks.
+#[inline(always)]
+pub unsafe fn load_tile_multicast(
+    destination: u32,
+    map: *const u64,
+    column: u32,
+    row: u32,
+    landed: Barrier,
+    blocks: u16,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        asm!(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [{d}], [{m}, {{{x}, {y}}}], [{b}], {k};",
+            d = in(reg32) destination,
+            m = in(reg64) map,
+            x = in(reg32) column,
+            y = in(reg32) row,
+            b = in(reg32) landed.0,
+            k = in(reg16) blocks,
+            options(nostack),
+        )
+    };
+}
+
+/// This block's rank in its cluster.
+#[inline(always)]
+pub fn cluster_rank() -> u32 {
+    let rank: u32;
+    // SAFETY: reads a special register.
+    unsafe { asm!("mov.u32 {r}, %cluster_ctarank;", r = out(reg32) rank, options(nostack, nomem)) };
+    rank
+}
+
+/// Waits until every thread of every block of the cluster has arrived here; what each wrote to
+/// shared memory before (barrier initialisations among it) is then visible to all.
+#[inline(always)]
+pub fn cluster_sync() {
+    cluster_arrive();
+    cluster_wait();
+}
+
+/// The first half of [`cluster_sync`]: this thread has arrived. Not `.aligned`: the compiler
+/// may duplicate inline assembly into branches, and the lanes must meet the same instruction.
+#[inline(always)]
+pub fn cluster_arrive() {
+    // SAFETY: a barrier, no operands.
+    unsafe { asm!("barrier.cluster.arrive.release;", options(nostack)) };
+}
+
+/// The second half of [`cluster_sync`]: waits for every thread of the cluster to arrive.
+#[inline(always)]
+pub fn cluster_wait() {
+    // SAFETY: as above.
+    unsafe { asm!("barrier.cluster.wait.acquire;", options(nostack)) };
+}
+
+impl Barrier {
+    /// One arrival on the barrier at the same shared-window address in the cluster's block of
+    /// rank `rank`.
+    #[inline(always)]
+    pub fn arrive_in(self, rank: u32) {
+        // SAFETY: the barrier is initialized in every block of the cluster, which all live
+        // until the cluster's last `cluster_sync`.
+        unsafe {
+            asm!(
+                "{{ .reg .b32 r; mapa.shared::cluster.u32 r, {b}, {k}; mbarrier.arrive.shared::cluster.b64 _, [r]; }}",
+                b = in(reg32) self.0,
+                k = in(reg32) rank,
+                options(nostack),
+            )
+        };
+    }
+}

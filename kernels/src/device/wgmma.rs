@@ -95,3 +95,19 @@ pub unsafe fn mma_m64n256k8_tf32(acc: &mut [f32; 128], a: [u32; 4], b: u64) {
         )
     };
 }
+
+/// Sets this warpgroup's registers per thread to `N` (a multiple of 8, 24..=256): fewer gives
+/// them back to the block's pool, more waits for them there. Every thread of the warpgroup
+/// calls it, with the same `N`.
+#[inline(always)]
+pub fn set_max_registers<const N: u32, const MORE: bool>() {
+    // SAFETY: changes only this warpgroup's register allocation; ptxas allocates the code
+    // after it within `N`.
+    unsafe {
+        if MORE {
+            asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N, options(nostack))
+        } else {
+            asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N, options(nostack))
+        }
+    };
+}

@@ -309,7 +309,12 @@ impl<T: Mma16x8x8> WarpTiles<T> {
 /// go down a group of [`GROUP_ROWS`] tile rows, then one tile column right.
 #[inline(always)]
 pub(super) fn tile_of_block(tile_rows: u32, tile_cols: u32) -> (u32, u32) {
-    let id = block_idx_x();
+    tile_in_order(block_idx_x(), tile_rows, tile_cols)
+}
+
+/// The (row, column) of tile `id` in the grouped order of [`tile_of_block`].
+#[inline(always)]
+pub(super) fn tile_in_order(id: u32, tile_rows: u32, tile_cols: u32) -> (u32, u32) {
     let per_group = GROUP_ROWS * tile_cols;
     let first_row = id / per_group * GROUP_ROWS;
     let rows = (tile_rows - first_row).min(GROUP_ROWS);

@@ -58,6 +58,8 @@ pub unsafe fn pipelined<T: crate::device::mma::Mma16x8x8>(
 /// prefetched to L2 at the start for the epilogue. Launch: as `gemm::wgmma::tf32`.
 #[cfg(target_feature = "sm_90a")]
 #[gpu::kernel]
+#[gpu::max_threads(384)] // WGMMA_THREADS: the computing warpgroups take more registers
+#[gpu::cluster(2)] // blocks in pairs that share A's tile
 #[inline(always)] // as `gemm::wgmma::tf32`
 pub unsafe fn wgmma(m: u32, n: u32, k: u32, maps: *const u64, c: StridedMut<f32>) {
     use super::pipelined::Epilogue;

@@ -11,41 +11,64 @@
 //! part: each input truncated to 10 mantissa bits, where `pipelined` rounds to nearest
 //! (rounding here cost a quarter of the speed: PERF.md).
 //!
-//! Thread 0 queues the copies; mbarriers in shared memory say when a stage's copies have landed
-//! (the copy engine counts the bytes) and when every warp has freed it. A stage is refilled a
-//! turn after it is freed, so thread 0 (whose warp computes too) seldom waits for the others.
+//! A block is a warpgroup that queues the copies (one thread) and two that compute; the copying
+//! one gives most of its registers to the others (`setmaxnreg`). Blocks run in clusters of two
+//! on neighbouring tiles of C: each copies half of A's tile into both blocks (multicast), which
+//! takes a third off the traffic from L2. mbarriers in shared memory say when a stage's copies
+//! have landed (the copy engine counts the bytes) and when the computing warps of both blocks
+//! have freed it; a stage is refilled a turn after it is freed, which is faster on large
+//! matrices (PERF.md).
 
 use abi::StridedMut;
-use abi::gemm::{WGMMA_BK, WGMMA_BM, WGMMA_BN, WGMMA_STAGES, WGMMA_THREADS, wgmma_stage_bytes};
+use abi::gemm::{
+    WGMMA_BK, WGMMA_BM, WGMMA_BN, WGMMA_CLUSTER as CLUSTER, WGMMA_STAGES, WGMMA_THREADS, wgmma_stage_bytes,
+};
 
-use super::pipelined::{Epilogue, prefetch_tile, tile_of_block};
+use super::pipelined::{Epilogue, prefetch_tile, tile_in_order};
 use crate::device::shared;
-use crate::device::thread::{lane_id, sync_threads, thread_idx_x, warp_id};
+use crate::device::thread::{block_idx_x, lane_id, thread_idx_x, warp_id};
 use crate::device::tma::{self, Barrier};
 use crate::device::wgmma;
 
-/// Warps per block.
+/// Warps per block: a warpgroup that queues the copies, then two that compute.
 const WARPS: u32 = WGMMA_THREADS / 32;
+const CONSUMER_WARPS: u32 = WARPS - 4;
+/// Registers per thread of the copy warpgroup and of the computing ones: the block's 64 K
+/// registers (at most 168 each for 384 threads, the kernel's `.maxntid`) moved to the products.
+const COPY_REGISTERS: u32 = 40;
+const MMA_REGISTERS: u32 = 232;
+const _: () = assert!(WGMMA_THREADS == 384, "the kernels' #[gpu::max_threads]");
+const _: () = assert!(4 * 32 * COPY_REGISTERS + CONSUMER_WARPS * 32 * MMA_REGISTERS <= 65536);
 /// Floats per row of every copied box: one 128-byte row of the swizzle (the host's tensor maps
 /// read boxes this wide).
 const BOX: u32 = 32;
-const _: () = assert!(WGMMA_BN == 64 * (WARPS / 4), "each warpgroup takes 64 columns of C");
+/// K-tiles between a stage's release and its refill: the copies run two k-tiles ahead, not
+/// three (three thrash L2 at n = 16384: PERF.md).
+const REFILL_LAG: u32 = 1;
+/// Rows of A's tile that each block of a cluster copies.
+const A_HALF_ROWS: u32 = WGMMA_BM / CLUSTER;
+const _: () = assert!(CLUSTER == 2, "the kernels' #[gpu::cluster]; each block frees stages in the other");
+const _: () =
+    assert!(WGMMA_BN == 64 * (CONSUMER_WARPS / 4), "each computing warpgroup takes 64 columns of C");
 
 /// C = A B for row-major f32 matrices (A m x k, B k x n, C m x n) with TF32 inputs (truncated
 /// by the tensor cores) and f32 accumulators, on `wgmma.mma_async` m64n256k8, computing C^T =
 /// B^T A^T: two warpgroups take 64 columns of the block's 256 x 128 tile of C each, one k-tile
 /// of products in flight while they read the next k-tile's fragments. `maps` holds two tensor
 /// maps (16 words each, the host's `cuTensorMapEncodeTiled`, 128-byte swizzle): A in
-/// WGMMA_BK x WGMMA_BM boxes and B in BOX x WGMMA_BK boxes; the engine fills zeros past the
-/// edges, so the copies need no addresses or bounds. k and n must be multiples of 4 (rows of
-/// 16-byte chunks). Launch: ceil(m / WGMMA_BM) * ceil(n / WGMMA_BN) blocks (1D), WGMMA_THREADS
-/// threads, `abi::gemm::wgmma_shared_bytes()` of dynamic shared memory.
+/// WGMMA_BK x (WGMMA_BM / WGMMA_CLUSTER) boxes and B in BOX x WGMMA_BK boxes; the engine fills
+/// zeros past the edges, so the copies need no addresses or bounds. k and n must be multiples
+/// of 4 (rows of 16-byte chunks). Launch (`gemm::wgmma_launch`): ceil(m / WGMMA_BM) tile rows
+/// times ceil(n / WGMMA_BN) tile columns rounded up to whole clusters, blocks in a 1D grid,
+/// WGMMA_THREADS threads, `abi::gemm::wgmma_shared_bytes()` of dynamic shared memory.
 ///
 /// Shared memory per stage: A's tile, WGMMA_BM rows of 128 bytes (16-byte chunk c of row r at
 /// chunk c ^ (r % 8), the layout the descriptor names), then B's tile as WGMMA_BN / BOX boxes of
 /// WGMMA_BK rows of BOX floats, swizzled the same way (the lanes' fragment reads then fall in
 /// distinct banks).
 #[gpu::kernel]
+#[gpu::max_threads(384)] // WGMMA_THREADS: the computing warpgroups take more registers
+#[gpu::cluster(2)] // blocks in pairs that share A's tile
 #[inline(always)] // into its entry point: a call inside the k-loop would serialize the products
 pub unsafe fn tf32(m: u32, n: u32, k: u32, maps: *const u64, c: *mut f32) {
     // SAFETY: the caller's maps and dense m x n C.
@@ -67,7 +90,13 @@ pub(super) unsafe fn main_loop(
     epilogue: Epilogue,
 ) {
     let tid = thread_idx_x();
-    let (tile_row, tile_col) = tile_of_block(m.div_ceil(WGMMA_BM), n.div_ceil(WGMMA_BN));
+    // The two blocks of a cluster take neighbouring tiles of one tile row (the second past
+    // the last column when the columns are odd: it copies and computes, and stores nothing),
+    // and share A's tile: each copies half of it into both.
+    let rank = tma::cluster_rank();
+    let (tile_row, pair) =
+        tile_in_order(block_idx_x() / CLUSTER, m.div_ceil(WGMMA_BM), n.div_ceil(WGMMA_BN).div_ceil(CLUSTER));
+    let tile_col = CLUSTER * pair + rank;
     let (row0, col0) = (tile_row * WGMMA_BM, tile_col * WGMMA_BN);
     // The stages start at the first 1024-byte boundary of the dynamic shared memory (the
     // swizzle's period); the barriers follow them.
@@ -84,10 +113,11 @@ pub(super) unsafe fn main_loop(
         let s = kt % WGMMA_STAGES;
         landed(s).arrive_expecting(wgmma_stage_bytes());
         let (a_map, b_map) = (maps, maps.wrapping_add(16));
-        // SAFETY: the maps are the launch's; the tiles lie in stage s, which no warp reads
-        // until `landed(s)` completes.
+        // SAFETY: the maps are the launch's; the tiles lie in stage s, which no warp of either
+        // block reads until `landed(s)` completes (each block's counts both halves of A).
         unsafe {
-            tma::load_tile(a_tile(s), a_map, kt * WGMMA_BK, row0, landed(s));
+            let half = a_tile(s) + rank * A_HALF_ROWS * BOX * 4;
+            tma::load_tile_multicast(half, a_map, kt * WGMMA_BK, row0 + rank * A_HALF_ROWS, landed(s), 0b11);
             for i in 0..WGMMA_BN / BOX {
                 tma::load_tile(b_box(s, i), b_map, col0 + BOX * i, kt * WGMMA_BK, landed(s));
             }
@@ -100,20 +130,33 @@ pub(super) unsafe fn main_loop(
     if tid == 0 {
         for s in 0..WGMMA_STAGES {
             landed(s).init(1);
-            freed(s).init(WARPS);
+            freed(s).init(CLUSTER * CONSUMER_WARPS);
         }
         tma::fence_barrier_init();
     }
-    sync_threads();
-    if tid == 0 {
-        for kt in 0..WGMMA_STAGES.min(k_tiles) {
-            load(kt);
+    tma::cluster_sync();
+    if warp_id() < 4 {
+        // The copy warpgroup: thread 0 fills stage kt % stages with k-tile kt once the computing
+        // warps of both blocks have freed it from k-tile kt - stages (and kt - stages + lag).
+        wgmma::set_max_registers::<COPY_REGISTERS, false>();
+        if tid == 0 {
+            for kt in 0..k_tiles {
+                if kt >= WGMMA_STAGES {
+                    let done = kt - WGMMA_STAGES + REFILL_LAG;
+                    freed(done % WGMMA_STAGES).wait(done / WGMMA_STAGES % 2);
+                }
+                load(kt);
+            }
         }
+        // Every block's barriers and stages stay until the other's arrivals and copies are in.
+        tma::cluster_sync();
+        return;
     }
+    wgmma::set_max_registers::<MMA_REGISTERS, true>();
 
     // Warp w of warpgroup wg, lane (g, t): B^T rows (C columns) 64 wg + 16 w + g (+ 8), in
     // box `column / BOX` of B's tile.
-    let (group, warp, g, t) = (warp_id() / 4, warp_id() % 4, lane_id() / 4, lane_id() % 4);
+    let (group, warp, g, t) = (warp_id() / 4 - 1, warp_id() % 4, lane_id() / 4, lane_id() % 4);
     let column = 64 * group + 16 * warp + g;
     let (bx, q) = (column / BOX, column % BOX);
     // Word of B's element (k row 8 step + t (+ 4), column q (+ 8)) in a box: row r, chunk
@@ -147,14 +190,9 @@ pub(super) unsafe fn main_loop(
             wgmma::commit_group();
             wgmma::wait_group::<1>();
             if kt > 0 && lane_id() == 0 {
+                // Both blocks' copies write this stage: free it in both.
                 freed((kt - 1) % WGMMA_STAGES).arrive();
-            }
-            // Thread 0 refills the stage k-tile kt - 2 used, freed by every warp a turn ago (so
-            // the wait is short: its warp computes too), with k-tile kt - 2 + stages.
-            if kt > 1 && tid == 0 && kt - 2 + WGMMA_STAGES < k_tiles {
-                let done = kt - 2;
-                freed(done % WGMMA_STAGES).wait(done / WGMMA_STAGES % 2);
-                load(done + WGMMA_STAGES);
+                freed((kt - 1) % WGMMA_STAGES).arrive_in(rank ^ 1);
             }
         }};
     }
@@ -166,6 +204,7 @@ pub(super) unsafe fn main_loop(
         k_tile!(k_tiles - 1);
     }
     wgmma::wait_group::<0>();
+    tma::cluster_arrive(); // this block's last arrivals in the other are made
 
     // acc[4j + 2h + e] is C^T[column + 8h][8j + 2t + e]: C[row0 + 8j + 2t + e][col0 + column
     // + 8h]. (Unrolled, so that acc's indices are constants and it stays in registers.) For C
@@ -199,4 +238,5 @@ pub(super) unsafe fn main_loop(
         // SAFETY: as above.
         each_in_batch!(batch, |i, row, col| { unsafe { *c.at(row, col) = acc[i] }; });
     });
+    tma::cluster_wait();
 }
