@@ -105,17 +105,20 @@ pub const fn update_simt_shared_bytes(elem_size: usize) -> usize {
 
 const _: () = assert!(UPDATE_TILE == DMMA_TILE, "the update's two kernels share one grid");
 
-/// The warpgroup-MMA TF32 kernel (sm_90a): a WGMMA_BM x WGMMA_BN tile of C per block of two
-/// warpgroups (each WGMMA_BN / 2 columns), k WGMMA_BK at a time, WGMMA_STAGES stages of A's
-/// WGMMA_BM x WGMMA_BK tile and B's WGMMA_BK x WGMMA_BN one, copied by the tensor memory
+/// The warpgroup-MMA TF32 kernels (sm_90a): a WGMMA_BM x WGMMA_BN tile of C per block of two
+/// computing warpgroups (each WGMMA_BN / 2 columns), k WGMMA_BK at a time, WGMMA_STAGES stages
+/// of A's WGMMA_BM x WGMMA_BK tile and B's WGMMA_BK x WGMMA_BN one, copied by the tensor memory
 /// accelerator.
 pub const WGMMA_BM: u32 = 256;
 pub const WGMMA_BN: u32 = 128;
 pub const WGMMA_BK: u32 = 32;
 pub const WGMMA_STAGES: u32 = 4;
-pub const WGMMA_THREADS: u32 = 384;
-/// Blocks per cluster of the warpgroup-MMA kernels: the blocks of a cluster take neighbouring
-/// tiles of one tile row and each copies WGMMA_BM / WGMMA_CLUSTER rows of A's tile into all.
+/// Threads of the two computing warpgroups: a block of `gemm::update::wgmma`.
+pub const WGMMA_MMA_THREADS: u32 = 256;
+/// A block of the GEMM `gemm::wgmma::tf32`: a copy warpgroup as well.
+pub const WGMMA_THREADS: u32 = WGMMA_MMA_THREADS + 128;
+/// Blocks per cluster of `gemm::wgmma::tf32`: the blocks of a cluster take neighbouring tiles
+/// of one tile row and each copies WGMMA_BM / WGMMA_CLUSTER rows of A's tile into all.
 pub const WGMMA_CLUSTER: u32 = 2;
 
 /// Bytes of one stage of the warpgroup-MMA kernel (a multiple of 1024, as the swizzle needs).

@@ -214,32 +214,39 @@ fn tf32_wgmma(
     b: &CudaSlice<f32>,
     c: &mut CudaSlice<f32>,
 ) -> Result<()> {
-    let maps = wgmma_maps(gpu.into(), &MatrixView::full(a, m, k)?, &MatrixView::full(b, k, n)?)?;
+    let maps = wgmma_maps(gpu.into(), &MatrixView::full(a, m, k)?, &MatrixView::full(b, k, n)?, true)?;
     // SAFETY: the maps describe A (m x k) and B (k x n), and live until the kernel is done (the
     // stream orders their release after it); C holds m x n (checked).
-    unsafe { kernels::wgmma::tf32(gpu, wgmma_launch(m, n), m as u32, n as u32, k as u32, &*maps, c) }
+    unsafe { kernels::wgmma::tf32(gpu, wgmma_launch(m, n, true), m as u32, n as u32, k as u32, &*maps, c) }
 }
 
 /// The tensor maps of the `wgmma` kernels' A and B (`gemm::wgmma`, and the update's), on the
-/// device: uploaded once per pair of blocks, for a kernel queued on the GPU's own stream.
+/// device: uploaded once per pair of blocks, for a kernel queued on the GPU's own stream. The
+/// clustered GEMM copies A's tile in halves, one per block of a cluster.
 pub(crate) fn wgmma_maps(
     queue: Queue,
     a: &MatrixView<'_, f32>,
     b: &MatrixView<'_, f32>,
+    clustered: bool,
 ) -> Result<Arc<CudaSlice<u64>>> {
     use abi::gemm::{WGMMA_BK, WGMMA_BM, WGMMA_CLUSTER};
-    let maps =
-        [tensor_map::swizzled_f32(a, WGMMA_BM / WGMMA_CLUSTER)?, tensor_map::swizzled_f32(b, WGMMA_BK)?];
+    let a_rows = if clustered { WGMMA_BM / WGMMA_CLUSTER } else { WGMMA_BM };
+    let maps = [tensor_map::swizzled_f32(a, a_rows)?, tensor_map::swizzled_f32(b, WGMMA_BK)?];
     tensor_map::on_device(queue, &maps.concat())
 }
 
-/// The launch of the `wgmma` kernels for an m x n C: one block per tile, in a 1D grid of whole
-/// clusters (one block past the last tile column where the tile columns are odd).
-pub(crate) fn wgmma_launch(m: usize, n: usize) -> Launch {
-    use abi::gemm::{WGMMA_BM, WGMMA_BN, WGMMA_CLUSTER, WGMMA_THREADS, wgmma_shared_bytes};
-    let cluster = WGMMA_CLUSTER as usize;
+/// The launch of the `wgmma` kernels for an m x n C: one block per tile, in a 1D grid; for the
+/// clustered GEMM (`gemm::wgmma::tf32`), blocks of [`abi::gemm::WGMMA_THREADS`] in whole
+/// clusters (one block past the last tile column where the tile columns are odd), else of the
+/// computing warpgroups only (`gemm::update::wgmma`).
+pub(crate) fn wgmma_launch(m: usize, n: usize, clustered: bool) -> Launch {
+    use abi::gemm::{
+        WGMMA_BM, WGMMA_BN, WGMMA_CLUSTER, WGMMA_MMA_THREADS, WGMMA_THREADS, wgmma_shared_bytes,
+    };
+    let (cluster, threads) = if clustered { (WGMMA_CLUSTER, WGMMA_THREADS) } else { (1, WGMMA_MMA_THREADS) };
+    let cluster = cluster as usize;
     let blocks = m.div_ceil(WGMMA_BM as usize) * n.div_ceil(WGMMA_BN as usize).div_ceil(cluster) * cluster;
-    Launch::linear(blocks * WGMMA_THREADS as usize, WGMMA_THREADS).shared(wgmma_shared_bytes())
+    Launch::linear(blocks * threads as usize, threads).shared(wgmma_shared_bytes())
 }
 
 /// The launch of the pipelined kernel (`gemm::pipelined`, and the update's) for an m x n C: one

@@ -109,10 +109,12 @@ fn wgmma(
     c: MatrixViewMut<'_, f32>,
 ) -> Result<()> {
     let (m, n, k) = (c.rows(), c.cols(), a.cols());
-    let maps = super::wgmma_maps(queue, &a, &b)?;
+    let maps = super::wgmma_maps(queue, &a, &b, false)?;
     // SAFETY: the maps describe A and B and live until the kernel is done (the GPU's stream,
     // this one, orders their release after it); C is m x n and overlaps neither.
-    unsafe { kernels::wgmma(queue, super::wgmma_launch(m, n), m as u32, n as u32, k as u32, &*maps, c) }
+    unsafe {
+        kernels::wgmma(queue, super::wgmma_launch(m, n, false), m as u32, n as u32, k as u32, &*maps, c)
+    }
 }
 
 /// The views as f64 views, when `T` is f64.

@@ -58,13 +58,11 @@ pub unsafe fn pipelined<T: crate::device::mma::Mma16x8x8>(
 /// prefetched to L2 at the start for the epilogue. Launch: as `gemm::wgmma::tf32`.
 #[cfg(target_feature = "sm_90a")]
 #[gpu::kernel]
-#[gpu::max_threads(384)] // WGMMA_THREADS: the computing warpgroups take more registers
-#[gpu::cluster(2)] // blocks in pairs that share A's tile
 #[inline(always)] // as `gemm::wgmma::tf32`
 pub unsafe fn wgmma(m: u32, n: u32, k: u32, maps: *const u64, c: StridedMut<f32>) {
     use super::pipelined::Epilogue;
     // SAFETY: the caller's maps; C overlaps neither A nor B.
-    unsafe { super::wgmma::main_loop(m, n, k, maps, c, Epilogue::Subtract) }
+    unsafe { super::wgmma::main_loop::<false>(m, n, k, maps, c, Epilogue::Subtract) }
 }
 
 /// C -= A B with SIMT FMAs (A m x k, B k x n, C m x n): a 64 x 64 tile of C per block of 256

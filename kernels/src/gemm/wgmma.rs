@@ -21,24 +21,25 @@
 
 use abi::StridedMut;
 use abi::gemm::{
-    WGMMA_BK, WGMMA_BM, WGMMA_BN, WGMMA_CLUSTER as CLUSTER, WGMMA_STAGES, WGMMA_THREADS, wgmma_stage_bytes,
+    WGMMA_BK, WGMMA_BM, WGMMA_BN, WGMMA_CLUSTER as CLUSTER, WGMMA_MMA_THREADS, WGMMA_STAGES, WGMMA_THREADS,
+    wgmma_stage_bytes,
 };
 
 use super::pipelined::{Epilogue, prefetch_tile, tile_in_order};
 use crate::device::shared;
-use crate::device::thread::{block_idx_x, lane_id, thread_idx_x, warp_id};
+use crate::device::thread::{block_idx_x, lane_id, sync_threads, thread_idx_x, warp_id};
 use crate::device::tma::{self, Barrier};
 use crate::device::wgmma;
 
-/// Warps per block: a warpgroup that queues the copies, then two that compute.
-const WARPS: u32 = WGMMA_THREADS / 32;
-const CONSUMER_WARPS: u32 = WARPS - 4;
-/// Registers per thread of the copy warpgroup and of the computing ones: the block's 64 K
-/// registers (at most 168 each for 384 threads, the kernel's `.maxntid`) moved to the products.
+/// Warps that compute (two warpgroups).
+const MMA_WARPS: u32 = WGMMA_MMA_THREADS / 32;
+const _: () = assert!(WGMMA_THREADS == 384, "`tf32`'s #[gpu::max_threads]");
+/// With the copy warpgroup, registers per thread of it and of the computing ones: the block's
+/// 64 K (168 each to start with, `.maxntid 384`) moved to the products; at 168 ptxas would run
+/// the products one by one.
 const COPY_REGISTERS: u32 = 40;
 const MMA_REGISTERS: u32 = 232;
-const _: () = assert!(WGMMA_THREADS == 384, "the kernels' #[gpu::max_threads]");
-const _: () = assert!(4 * 32 * COPY_REGISTERS + CONSUMER_WARPS * 32 * MMA_REGISTERS <= 65536);
+const _: () = assert!(128 * COPY_REGISTERS + WGMMA_MMA_THREADS * MMA_REGISTERS <= 65536);
 /// Floats per row of every copied box: one 128-byte row of the swizzle (the host's tensor maps
 /// read boxes this wide).
 const BOX: u32 = 32;
@@ -47,9 +48,8 @@ const BOX: u32 = 32;
 const REFILL_LAG: u32 = 1;
 /// Rows of A's tile that each block of a cluster copies.
 const A_HALF_ROWS: u32 = WGMMA_BM / CLUSTER;
-const _: () = assert!(CLUSTER == 2, "the kernels' #[gpu::cluster]; each block frees stages in the other");
-const _: () =
-    assert!(WGMMA_BN == 64 * (CONSUMER_WARPS / 4), "each computing warpgroup takes 64 columns of C");
+const _: () = assert!(CLUSTER == 2, "`tf32`'s #[gpu::cluster]; each block frees stages in the other");
+const _: () = assert!(WGMMA_BN == 64 * (MMA_WARPS / 4), "each computing warpgroup takes 64 columns of C");
 
 /// C = A B for row-major f32 matrices (A m x k, B k x n, C m x n) with TF32 inputs (truncated
 /// by the tensor cores) and f32 accumulators, on `wgmma.mma_async` m64n256k8, computing C^T =
@@ -67,12 +67,12 @@ const _: () =
 /// WGMMA_BK rows of BOX floats, swizzled the same way (the lanes' fragment reads then fall in
 /// distinct banks).
 #[gpu::kernel]
-#[gpu::max_threads(384)] // WGMMA_THREADS: the computing warpgroups take more registers
+#[gpu::max_threads(384)] // WGMMA_THREADS: ptxas keeps to 168 registers, so that 3 warpgroups fit
 #[gpu::cluster(2)] // blocks in pairs that share A's tile
 #[inline(always)] // into its entry point: a call inside the k-loop would serialize the products
 pub unsafe fn tf32(m: u32, n: u32, k: u32, maps: *const u64, c: *mut f32) {
     // SAFETY: the caller's maps and dense m x n C.
-    unsafe { main_loop(m, n, k, maps, StridedMut { ptr: c, ld: n }, Epilogue::Store) }
+    unsafe { main_loop::<true>(m, n, k, maps, StridedMut { ptr: c, ld: n }, Epilogue::Store) }
 }
 
 /// The k-loop and epilogue of [`tf32`], for C a block of a larger matrix (the maps describe A
@@ -81,7 +81,7 @@ pub unsafe fn tf32(m: u32, n: u32, k: u32, maps: *const u64, c: *mut f32) {
 /// # Safety
 /// As [`tf32`]; C is an m x n block that overlaps neither A nor B.
 #[inline(always)]
-pub(super) unsafe fn main_loop(
+pub(super) unsafe fn main_loop<const COPY_WARPGROUP: bool>(
     m: u32,
     n: u32,
     k: u32,
@@ -90,13 +90,13 @@ pub(super) unsafe fn main_loop(
     epilogue: Epilogue,
 ) {
     let tid = thread_idx_x();
-    // The two blocks of a cluster take neighbouring tiles of one tile row (the second past
-    // the last column when the columns are odd: it copies and computes, and stores nothing),
-    // and share A's tile: each copies half of it into both.
-    let rank = tma::cluster_rank();
-    let (tile_row, pair) =
-        tile_in_order(block_idx_x() / CLUSTER, m.div_ceil(WGMMA_BM), n.div_ceil(WGMMA_BN).div_ceil(CLUSTER));
-    let tile_col = CLUSTER * pair + rank;
+    // With the copy warpgroup, the two blocks of a cluster take neighbouring tiles of one tile
+    // row (the second past the last column when the columns are odd: it copies and computes,
+    // and stores nothing) and share A's tile: each copies half of it into both.
+    let (cluster, rank) = if COPY_WARPGROUP { (CLUSTER, tma::cluster_rank()) } else { (1, 0) };
+    let (tile_row, tile_pair) =
+        tile_in_order(block_idx_x() / cluster, m.div_ceil(WGMMA_BM), n.div_ceil(WGMMA_BN).div_ceil(cluster));
+    let tile_col = cluster * tile_pair + rank;
     let (row0, col0) = (tile_row * WGMMA_BM, tile_col * WGMMA_BN);
     // The stages start at the first 1024-byte boundary of the dynamic shared memory (the
     // swizzle's period); the barriers follow them.
@@ -108,7 +108,7 @@ pub(super) unsafe fn main_loop(
     let barriers = stages + WGMMA_STAGES * wgmma_stage_bytes();
     let landed = |s: u32| Barrier(barriers + 8 * s);
     let freed = |s: u32| Barrier(barriers + 8 * (WGMMA_STAGES + s));
-    // Thread 0 queues the copies: k-tile kt to stage kt % stages.
+    // One thread queues the copies: k-tile kt to stage kt % stages.
     let load = |kt: u32| {
         let s = kt % WGMMA_STAGES;
         landed(s).arrive_expecting(wgmma_stage_bytes());
@@ -116,8 +116,19 @@ pub(super) unsafe fn main_loop(
         // SAFETY: the maps are the launch's; the tiles lie in stage s, which no warp of either
         // block reads until `landed(s)` completes (each block's counts both halves of A).
         unsafe {
-            let half = a_tile(s) + rank * A_HALF_ROWS * BOX * 4;
-            tma::load_tile_multicast(half, a_map, kt * WGMMA_BK, row0 + rank * A_HALF_ROWS, landed(s), 0b11);
+            if COPY_WARPGROUP {
+                let half = a_tile(s) + rank * A_HALF_ROWS * BOX * 4;
+                tma::load_tile_multicast(
+                    half,
+                    a_map,
+                    kt * WGMMA_BK,
+                    row0 + rank * A_HALF_ROWS,
+                    landed(s),
+                    0b11,
+                );
+            } else {
+                tma::load_tile(a_tile(s), a_map, kt * WGMMA_BK, row0, landed(s));
+            }
             for i in 0..WGMMA_BN / BOX {
                 tma::load_tile(b_box(s, i), b_map, col0 + BOX * i, kt * WGMMA_BK, landed(s));
             }
@@ -125,19 +136,27 @@ pub(super) unsafe fn main_loop(
     };
     let k_tiles = k.div_ceil(WGMMA_BK);
     if epilogue == Epilogue::Subtract {
-        prefetch_tile(c, (m, n), (row0, col0), (WGMMA_BM, WGMMA_BN), WGMMA_THREADS, tid);
+        let threads = if COPY_WARPGROUP { WGMMA_THREADS } else { WGMMA_MMA_THREADS };
+        prefetch_tile(c, (m, n), (row0, col0), (WGMMA_BM, WGMMA_BN), threads, tid);
     }
     if tid == 0 {
         for s in 0..WGMMA_STAGES {
             landed(s).init(1);
-            freed(s).init(CLUSTER * CONSUMER_WARPS);
+            freed(s).init(cluster * MMA_WARPS);
         }
         tma::fence_barrier_init();
     }
-    tma::cluster_sync();
-    if warp_id() < 4 {
+    if !COPY_WARPGROUP {
+        sync_threads();
+        if tid == 0 {
+            for kt in 0..WGMMA_STAGES.min(k_tiles) {
+                load(kt);
+            }
+        }
+    } else if warp_id() < 4 {
         // The copy warpgroup: thread 0 fills stage kt % stages with k-tile kt once the computing
         // warps of both blocks have freed it from k-tile kt - stages (and kt - stages + lag).
+        tma::cluster_sync();
         wgmma::set_max_registers::<COPY_REGISTERS, false>();
         if tid == 0 {
             for kt in 0..k_tiles {
@@ -151,12 +170,15 @@ pub(super) unsafe fn main_loop(
         // Every block's barriers and stages stay until the other's arrivals and copies are in.
         tma::cluster_sync();
         return;
+    } else {
+        tma::cluster_sync();
+        wgmma::set_max_registers::<MMA_REGISTERS, true>();
     }
-    wgmma::set_max_registers::<MMA_REGISTERS, true>();
 
     // Warp w of warpgroup wg, lane (g, t): B^T rows (C columns) 64 wg + 16 w + g (+ 8), in
     // box `column / BOX` of B's tile.
-    let (group, warp, g, t) = (warp_id() / 4 - 1, warp_id() % 4, lane_id() / 4, lane_id() % 4);
+    let group = warp_id() / 4 - COPY_WARPGROUP as u32;
+    let (warp, g, t) = (warp_id() % 4, lane_id() / 4, lane_id() % 4);
     let column = 64 * group + 16 * warp + g;
     let (bx, q) = (column / BOX, column % BOX);
     // Word of B's element (k row 8 step + t (+ 4), column q (+ 8)) in a box: row r, chunk
@@ -190,9 +212,19 @@ pub(super) unsafe fn main_loop(
             wgmma::commit_group();
             wgmma::wait_group::<1>();
             if kt > 0 && lane_id() == 0 {
-                // Both blocks' copies write this stage: free it in both.
                 freed((kt - 1) % WGMMA_STAGES).arrive();
-                freed((kt - 1) % WGMMA_STAGES).arrive_in(rank ^ 1);
+                if COPY_WARPGROUP {
+                    // Both blocks' copies write this stage: free it in both.
+                    freed((kt - 1) % WGMMA_STAGES).arrive_in(rank ^ 1);
+                }
+            }
+            // Without the copy warpgroup, thread 0 refills the stage k-tile kt - 2 used, freed
+            // by every warp a turn ago (so the wait is short: its warp computes too), with
+            // k-tile kt - 2 + stages.
+            if !COPY_WARPGROUP && kt > 1 && tid == 0 && kt - 2 + WGMMA_STAGES < k_tiles {
+                let done = kt - 2;
+                freed(done % WGMMA_STAGES).wait(done / WGMMA_STAGES % 2);
+                load(done + WGMMA_STAGES);
             }
         }};
     }
@@ -204,7 +236,9 @@ pub(super) unsafe fn main_loop(
         k_tile!(k_tiles - 1);
     }
     wgmma::wait_group::<0>();
-    tma::cluster_arrive(); // this block's last arrivals in the other are made
+    if COPY_WARPGROUP {
+        tma::cluster_arrive(); // this block's last arrivals in the other are made
+    }
 
     // acc[4j + 2h + e] is C^T[column + 8h][8j + 2t + e]: C[row0 + 8j + 2t + e][col0 + column
     // + 8h]. (Unrolled, so that acc's indices are constants and it stays in registers.) For C
@@ -238,5 +272,7 @@ pub(super) unsafe fn main_loop(
         // SAFETY: as above.
         each_in_batch!(batch, |i, row, col| { unsafe { *c.at(row, col) = acc[i] }; });
     });
-    tma::cluster_wait();
+    if COPY_WARPGROUP {
+        tma::cluster_wait();
+    }
 }
