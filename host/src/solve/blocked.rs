@@ -195,6 +195,21 @@ impl<T: Scalar> BlockedLu<T> {
             return Ok(());
         }
         gpu.copy(a, &mut self.lu)?;
+        self.factor_in_place(gpu)
+    }
+
+    /// The n x n matrix [`BlockedLu::factor_in_place`] factors, to fill in place of a copy.
+    pub(crate) fn matrix_mut(&mut self) -> &mut CudaSlice<T> {
+        &mut self.lu
+    }
+
+    /// Queues P A = L U of the matrix already in the factors' buffer ([`BlockedLu::matrix_mut`]),
+    /// as [`BlockedLu::factor`] does.
+    pub(crate) fn factor_in_place(&mut self, gpu: &Gpu) -> Result<()> {
+        let n = self.n;
+        if n == 0 {
+            return Ok(());
+        }
         let n32 = n as u32;
         // SAFETY: perm holds n words.
         unsafe { kernels::identity_permutation(gpu, Launch::linear(n, 256), n32, &mut self.perm)? };

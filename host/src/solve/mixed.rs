@@ -59,9 +59,9 @@ pub struct MixedSolver {
     n: usize,
     /// The f64 pivot tolerance (n eps max|A|); the f32 factorisation uses f32's.
     tolerance: f64,
+    /// The f32 LU, factored where A is rounded to f32 (its own buffer).
     lu: BlockedLu<f32>,
-    /// A rounded to f32, and A's absolute row sums (for ||A||).
-    low: CudaSlice<f32>,
+    /// A's absolute row sums (for ||A||).
     row_sums: CudaSlice<f64>,
     residual: CudaSlice<f64>,
     residual_low: CudaSlice<f32>,
@@ -77,7 +77,7 @@ impl MixedSolver {
         check_gpu_size(n)?;
         let n2 = n as u128 * n as u128;
         Footprint::new(format!("the mixed-precision solve of size {n}"))
-            .device::<f32>(2 * n2 + 3 * n as u128)
+            .device::<f32>(n2 + 3 * n as u128)
             .device::<f64>(2 * n as u128)
             .check_device(gpu)?;
         // Both tolerances are n eps max|A|, each with its own eps.
@@ -88,7 +88,6 @@ impl MixedSolver {
             n,
             tolerance,
             lu,
-            low: gpu.zeros(n * n)?,
             row_sums: gpu.zeros(n.max(1))?,
             residual: gpu.zeros(n.max(1))?,
             residual_low: gpu.zeros(n.max(1))?,
@@ -125,18 +124,19 @@ impl MixedSolver {
             return Ok(Refinement { iterations: 0, path: Path::Refined, backward_error: 0.0 });
         }
         let n32 = n as u32;
-        // SAFETY: a and low hold n x n values, row_sums n.
+        // A rounded to f32 straight into the LU's buffer, which it factors in place.
+        // SAFETY: a and the LU's matrix hold n x n values, row_sums n.
         unsafe {
             kernels::demote_matrix(
                 gpu,
                 Launch::warp_per_item(n, 8),
                 n32,
                 a,
-                &mut self.low,
+                self.lu.matrix_mut(),
                 &mut self.row_sums,
             )?
         };
-        self.lu.factor(gpu, &self.low)?;
+        self.lu.factor_in_place(gpu)?;
         let norm_a = max_abs(&gpu.download(&self.row_sums)?);
         let norm_b = max_abs(&gpu.download(b)?);
         match self.lu.check(gpu) {
