@@ -16,8 +16,8 @@
 //! on neighbouring tiles of C: each copies half of A's tile into both blocks (multicast), which
 //! takes a third off the traffic from L2. mbarriers in shared memory say when a stage's copies
 //! have landed (the copy engine counts the bytes) and when the computing warps of both blocks
-//! have freed it; a stage is refilled a turn after it is freed, which is faster on large
-//! matrices (PERF.md).
+//! have freed it, and the copying thread refills it at once. (The LU's trailing update runs the
+//! same k-loop in two warpgroups, thread 0 copying too: `main_loop`'s `COPY_WARPGROUP`.)
 
 use abi::StridedMut;
 use abi::gemm::{
@@ -43,9 +43,6 @@ const _: () = assert!(128 * COPY_REGISTERS + WGMMA_MMA_THREADS * MMA_REGISTERS <
 /// Floats per row of every copied box: one 128-byte row of the swizzle (the host's tensor maps
 /// read boxes this wide).
 const BOX: u32 = 32;
-/// K-tiles between a stage's release and its refill: the copies run two k-tiles ahead, not
-/// three (three thrash L2 at n = 16384: PERF.md).
-const REFILL_LAG: u32 = 1;
 /// Rows of A's tile that each block of a cluster copies.
 const A_HALF_ROWS: u32 = WGMMA_BM / CLUSTER;
 const _: () = assert!(CLUSTER == 2, "`tf32`'s #[gpu::cluster]; each block frees stages in the other");
@@ -155,13 +152,13 @@ pub(super) unsafe fn main_loop<const COPY_WARPGROUP: bool>(
         }
     } else if warp_id() < 4 {
         // The copy warpgroup: thread 0 fills stage kt % stages with k-tile kt once the computing
-        // warps of both blocks have freed it from k-tile kt - stages (and kt - stages + lag).
+        // warps of both blocks have freed it from k-tile kt - stages.
         tma::cluster_sync();
         wgmma::set_max_registers::<COPY_REGISTERS, false>();
         if tid == 0 {
             for kt in 0..k_tiles {
                 if kt >= WGMMA_STAGES {
-                    let done = kt - WGMMA_STAGES + REFILL_LAG;
+                    let done = kt - WGMMA_STAGES;
                     freed(done % WGMMA_STAGES).wait(done / WGMMA_STAGES % 2);
                 }
                 load(kt);
