@@ -54,8 +54,11 @@ pub unsafe fn pipelined<T: crate::device::mma::Mma16x8x8>(
 }
 
 /// C -= A B on Hopper's warpgroup MMA with TF32 inputs (A m x k, B k x n, C m x n):
-/// `gemm::wgmma`'s k-loop, `maps` the tensor maps of the blocks A and B as there, C's tile
-/// prefetched to L2 at the start for the epilogue. Launch: as `gemm::wgmma::tf32`.
+/// `gemm::wgmma`'s k-loop without the copy warpgroup and clusters (thread 0 copies, A's tile
+/// whole: `maps` as the host's `gemm::wgmma_maps(.., false)`), C's tile prefetched to L2 at the
+/// start for the epilogue. Its blocks leave room on their SM for a block of the LU's panel
+/// kernel, which runs beside the trailing update (PERF.md). Launch: one block per tile (1D),
+/// `abi::gemm::WGMMA_MMA_THREADS` threads, `abi::gemm::wgmma_shared_bytes()`.
 #[cfg(target_feature = "sm_90a")]
 #[gpu::kernel]
 #[inline(always)] // as `gemm::wgmma::tf32`
