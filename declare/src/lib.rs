@@ -250,7 +250,7 @@ impl Scanner<'_> {
         for item in items {
             match item {
                 Item::Fn(f) => {
-                    if let Some(attr) = f.attrs.iter().find(|a| is_kernel_attr(a)) {
+                    if let Some(attr) = f.attrs.iter().find(|a| is_tool_attr(a, "kernel")) {
                         let k = kernel(f, attr, module, cfgs, file)
                             .map_err(|e| format!("{}: `{}`: {e}", file.display(), f.sig.ident))?;
                         self.kernels.push(k);
@@ -279,10 +279,6 @@ impl Scanner<'_> {
         }
         Ok(())
     }
-}
-
-fn is_kernel_attr(attr: &Attribute) -> bool {
-    is_tool_attr(attr, "kernel")
 }
 
 /// Whether `attr` is `#[gpu::<name>..]`.

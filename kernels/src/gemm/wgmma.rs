@@ -143,8 +143,13 @@ pub(super) unsafe fn main_loop<const COPY_WARPGROUP: bool>(
         }
         tma::fence_barrier_init();
     }
-    if !COPY_WARPGROUP {
+    // The barriers are set up, in both blocks of a cluster.
+    if COPY_WARPGROUP {
+        tma::cluster_sync();
+    } else {
         sync_threads();
+    }
+    if !COPY_WARPGROUP {
         if tid == 0 {
             for kt in 0..WGMMA_STAGES.min(k_tiles) {
                 load(kt);
@@ -153,7 +158,6 @@ pub(super) unsafe fn main_loop<const COPY_WARPGROUP: bool>(
     } else if warp_id() < 4 {
         // The copy warpgroup: thread 0 fills stage kt % stages with k-tile kt once the computing
         // warps of both blocks have freed it from k-tile kt - stages.
-        tma::cluster_sync();
         wgmma::set_max_registers::<COPY_REGISTERS, false>();
         if tid == 0 {
             for kt in 0..k_tiles {
@@ -168,7 +172,6 @@ pub(super) unsafe fn main_loop<const COPY_WARPGROUP: bool>(
         tma::cluster_sync();
         return;
     } else {
-        tma::cluster_sync();
         wgmma::set_max_registers::<MMA_REGISTERS, true>();
     }
 
