@@ -16,8 +16,9 @@ pub const fn triangular_shared_bytes(elem_size: usize) -> usize {
 
 /// Threads per block of the blocked LU's panel and block-row (trsm) kernels.
 pub const BLOCKED_THREADS: u32 = 256;
-/// Columns of the block row per block of the trsm kernel.
-pub const TRSM_COLS: u32 = 64;
+/// Columns of the block row per block of the trsm kernel: 16 keep its shared memory small
+/// enough to sit beside a block of the LU's trailing update (PERF.md).
+pub const TRSM_COLS: u32 = 16;
 
 /// Shared bytes of the panel kernel for `rows_per_block` rows of a panel `nb` wide: the rows
 /// (padded to nb + 1), the pivot row and the inverse pivots (nb each), 32 values of scratch,

@@ -35,13 +35,21 @@ pub struct Launch {
     pub grid: (u32, u32, u32),
     pub block: (u32, u32, u32),
     pub shared_bytes: u32,
+    /// Ask for the SM's largest shared-memory carveout even where the launch needs 48 KiB or
+    /// less (above that it always does): see [`Launch::beside_large_shared`].
+    pub large_carveout: bool,
 }
 
 impl Launch {
     /// Enough blocks of `block` threads to give each of `threads` threads one index.
     pub fn linear(threads: usize, block: u32) -> Launch {
         let blocks = threads.div_ceil(block.max(1) as usize).max(1);
-        Launch { grid: (blocks.min(u32::MAX as usize) as u32, 1, 1), block: (block, 1, 1), shared_bytes: 0 }
+        Launch {
+            grid: (blocks.min(u32::MAX as usize) as u32, 1, 1),
+            block: (block, 1, 1),
+            shared_bytes: 0,
+            large_carveout: false,
+        }
     }
 
     /// One warp of 32 threads per item, `warps_per_block` warps a block.
@@ -51,12 +59,25 @@ impl Launch {
 
     /// An explicit grid and block.
     pub fn grid_2d(grid: (u32, u32), block: (u32, u32)) -> Launch {
-        Launch { grid: (grid.0, grid.1, 1), block: (block.0, block.1, 1), shared_bytes: 0 }
+        Launch {
+            grid: (grid.0, grid.1, 1),
+            block: (block.0, block.1, 1),
+            shared_bytes: 0,
+            large_carveout: false,
+        }
     }
 
     /// The same launch with `bytes` of dynamic shared memory.
     pub fn shared(self, bytes: usize) -> Launch {
         Launch { shared_bytes: bytes.min(u32::MAX as usize) as u32, ..self }
+    }
+
+    /// The same launch, for a kernel that runs beside kernels of over 48 KiB of shared memory
+    /// per block (the LU's panels beside its updates): an SM holds one split of its memory
+    /// between shared memory and L1 at a time, and a block asking another split waits until
+    /// the SM drains (PERF.md), so such a kernel takes the same largest carveout.
+    pub fn beside_large_shared(self) -> Launch {
+        Launch { large_carveout: true, ..self }
     }
 
     /// Checks the shape against the device's limits, raising the kernel's shared-memory limit
@@ -78,7 +99,8 @@ impl Launch {
                 self.shared_bytes, props.max_shared_per_block_optin
             )));
         }
-        if self.shared_bytes > 48 * 1024 {
+        let large = self.shared_bytes > 48 * 1024;
+        if large {
             kernel
                 .function
                 .set_attribute(
@@ -86,6 +108,8 @@ impl Launch {
                     self.shared_bytes as i32,
                 )
                 .map_err(|e| fail(format!("raising the shared-memory limit: {e}")))?;
+        }
+        if large || self.large_carveout {
             // Ask for the largest shared-memory carveout of the SM (the rest is L1), so that
             // several such blocks can be resident at once; a hint the driver may override.
             kernel

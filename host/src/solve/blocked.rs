@@ -327,7 +327,8 @@ impl<T: Scalar> BlockedLu<T> {
         }
         let launch =
             Launch::linear(columns.div_ceil(abi::solve::SWAP_COLS as usize) * THREADS as usize, THREADS)
-                .shared(abi::solve::swap_rows_shared_bytes(block.len(), size_of::<T>()));
+                .shared(abi::solve::swap_rows_shared_bytes(block.len(), size_of::<T>()))
+                .beside_large_shared();
         let (k0, width) = (block.start as u32, block.len() as u32);
         // SAFETY: the pivots of steps k0..k0 + width are rows of the n x n matrix below them;
         // the columns `left` (from 0) and `right` lie inside it.
@@ -359,8 +360,7 @@ impl<T: Scalar> BlockedLu<T> {
     ) -> Result<()> {
         let (n, nb) = (self.n, self.panel_width);
         let (blocks, rows_per_block, shared) = self.panel_shape(n - k0);
-        let launch =
-            Launch { grid: (blocks as u32, 1, 1), block: (THREADS, 1, 1), shared_bytes: shared as u32 };
+        let launch = Launch::linear(blocks * THREADS as usize, THREADS).shared(shared).beside_large_shared();
         if self.panel_epoch > u32::MAX - 2 * MAX_NB as u32 {
             queue.stream().memset_zeros(&mut self.exchange_words).map_err(Error::driver("memset"))?;
             self.panel_epoch = 0;
@@ -405,7 +405,8 @@ impl<T: Scalar> BlockedLu<T> {
             columns.len().div_ceil(abi::solve::TRSM_COLS as usize) * THREADS as usize,
             THREADS,
         )
-        .shared(abi::solve::trsm_shared_bytes(nb, size_of::<T>()));
+        .shared(abi::solve::trsm_shared_bytes(nb, size_of::<T>()))
+        .beside_large_shared();
         let (n, k0, width) = (self.n as u32, k0 as u32, width as u32);
         let (begin, end) = (columns.start as u32, columns.end as u32);
         // SAFETY: the n x n matrix; the panel's rows and the columns lie inside it.

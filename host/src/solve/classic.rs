@@ -97,6 +97,7 @@ impl<T: Scalar> ClassicSolver<T> {
             grid: (blocks, 1, 1),
             block: (THREADS_1D, 1, 1),
             shared_bytes: THREADS_1D * (size_of::<T>() as u32 + 4),
+            large_carveout: false,
         };
         let one_thread = Launch::linear(1, 1);
         let row_launch = Launch::linear(len, THREADS_1D);

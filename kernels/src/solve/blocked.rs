@@ -499,9 +499,9 @@ pub unsafe fn swap_rows<T: Float>(
 
 /// U12 = L11^-1 A12 in place: L11 the unit lower w x w triangle at (k0, k0), A12 the w rows
 /// from k0, columns `begin..end` (w = `width` <= NB; begin >= k0 + w, end <= n). Block b
-/// solves 64 columns; thread t owns column t % 64 and updates every fourth row. Launch:
-/// ceil((end - begin) / 64) blocks of 256 threads; shared bytes: (NB (NB + 1) + 64 NB)
-/// size_of T.
+/// solves TRSM_COLS columns; thread t owns column t % TRSM_COLS and updates every
+/// (256 / TRSM_COLS)-th row. Launch: ceil((end - begin) / TRSM_COLS) blocks of 256 threads;
+/// shared bytes: `abi::solve::trsm_shared_bytes`.
 #[gpu::kernel(NB = 64 | 128, T = f32 | f64)]
 pub unsafe fn trsm<T: Float, const NB: u32>(n: u32, a: *mut T, k0: u32, width: u32, begin: u32, end: u32) {
     const COLS: u32 = TRSM_COLS;
