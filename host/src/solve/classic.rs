@@ -93,12 +93,8 @@ impl<T: Scalar> ClassicSolver<T> {
         let tiles = len32 / THREADS_2D;
         let grid_2d = Launch::grid_2d((tiles, tiles), (THREADS_2D, THREADS_2D));
         let blocks = len32.div_ceil(THREADS_1D);
-        let findmax_launch = Launch {
-            grid: (blocks, 1, 1),
-            block: (THREADS_1D, 1, 1),
-            shared_bytes: THREADS_1D * (size_of::<T>() as u32 + 4),
-            large_carveout: false,
-        };
+        let findmax_launch =
+            Launch::linear(len, THREADS_1D).shared(THREADS_1D as usize * (size_of::<T>() + 4));
         let one_thread = Launch::linear(1, 1);
         let row_launch = Launch::linear(len, THREADS_1D);
         let m = &mut self.m;
