@@ -81,7 +81,8 @@ impl Launch {
     }
 
     /// Checks the shape against the device's limits, raising the kernel's shared-memory limit
-    /// (and carveout) where the launch asks for more than the 48 KiB default.
+    /// where the launch asks for more than the 48 KiB default, and its carveout then or where
+    /// the launch is [`Launch::beside_large_shared`].
     pub(crate) fn validate(self, kernel: &Kernel, props: &DeviceProps) -> Result<LaunchConfig> {
         let fail = |message: String| Error::LaunchConfig { kernel: kernel.name.to_string(), message };
         let (bx, by, bz) = self.block;
