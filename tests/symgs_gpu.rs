@@ -377,6 +377,31 @@ fn symgs_multicolor_mixes_forms_by_color() {
     }
 }
 
+/// A multicolor smoother sets L2 aside for x from its first sweep, where the device can, and
+/// gives it back when it is dropped: other kernels lose what is set aside.
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn symgs_multicolor_sets_l2_aside_while_it_lives() {
+    use rgla::gpu::L2SetAside;
+    let gpu = gpu();
+    let a = generate::stencil27::<f64>(48, 48, 48).unwrap();
+    let before = L2SetAside::current(&gpu).unwrap();
+    {
+        let mut smoother = MulticolorSmoother::from_csr(&gpu, &a).unwrap();
+        let (dr, mut dx) =
+            (gpu.upload(&random_vec::<f64>(a.rows(), 5)).unwrap(), gpu.zeros(a.rows()).unwrap());
+        smoother.sweep(&gpu, &dr, &mut dx).unwrap();
+        let during = L2SetAside::current(&gpu).unwrap();
+        let x_bytes = a.rows() * size_of::<f64>();
+        if gpu.props().max_persisting_l2_bytes > 0 && before < x_bytes {
+            assert!(during > before, "set aside {during} bytes while the smoother lives, {before} before");
+        } else {
+            eprintln!("SKIPPED the set-aside check: the device sets no L2 aside, or enough was already");
+        }
+    }
+    assert_eq!(L2SetAside::current(&gpu).unwrap(), before, "the set-aside after the smoother is dropped");
+}
+
 /// Residual reduction per sweep comparable to the sequential sweep's (as in symgs_cpu.rs).
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]

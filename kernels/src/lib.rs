@@ -17,6 +17,7 @@
 #![register_tool(gpu)]
 
 pub mod blas1;
+pub mod cache;
 pub mod device;
 pub mod device_tests;
 pub mod dist;

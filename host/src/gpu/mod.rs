@@ -4,6 +4,7 @@
 //! properties.
 
 mod graph;
+mod l2;
 mod launch;
 mod props;
 pub(crate) mod tensor_map;
@@ -15,6 +16,7 @@ pub use cudarc::driver::{
     ValidAsZeroBits,
 };
 pub use graph::GraphReplay;
+pub use l2::{L2SetAside, keep_in_l2};
 pub use launch::{Kernel, Launch};
 pub use props::DeviceProps;
 pub use timing::Timing;

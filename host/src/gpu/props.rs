@@ -15,6 +15,10 @@ pub struct DeviceProps {
     pub l2_bytes: usize,
     pub memory_bytes: usize,
     pub max_shared_per_block_optin: usize,
+    /// The most L2 a context can set aside for persisting accesses, and the largest
+    /// access-policy window ([`crate::gpu::keep_in_l2`]); 0 where there is none.
+    pub max_persisting_l2_bytes: usize,
+    pub max_l2_window_bytes: usize,
     pub clock_mhz: u32,
     pub memory_clock_mhz: u32,
     pub memory_bus_bits: u32,
@@ -40,6 +44,8 @@ impl DeviceProps {
             memory_bytes: ctx.total_mem().map_err(Error::driver("memory size query"))?,
             max_shared_per_block_optin: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?
                 as usize,
+            max_persisting_l2_bytes: attr(A::CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE)? as usize,
+            max_l2_window_bytes: attr(A::CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE)? as usize,
             clock_mhz: (attr(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? / 1000) as u32,
             memory_clock_mhz: (attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)? / 1000) as u32,
             memory_bus_bits: attr(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)? as u32,

@@ -17,7 +17,7 @@ use super::multicolor::{GroupedCopy, pattern_symmetric};
 use super::{Direction, Smoother, SymgsMatrix, check_lengths};
 use crate::Scalar;
 use crate::error::{Error, Result};
-use crate::gpu::{CudaSlice, Gpu, GraphReplay, Queue};
+use crate::gpu::{CudaSlice, Gpu, GraphReplay, L2SetAside, Queue, keep_in_l2};
 use crate::vendor::device_ptr;
 
 /// Levels per direction at most: one launch each per sweep.
@@ -33,6 +33,8 @@ pub struct LevelCopySmoother<T> {
     scratch: CudaSlice<T>,
     /// The captured sweep, keyed by the addresses of r and x.
     graph: GraphReplay<(u64, u64)>,
+    /// L2 set aside for x from the first sweep on, while the smoother lives ([`keep_in_l2`]).
+    set_aside: Option<L2SetAside>,
 }
 
 impl<T: Scalar> LevelCopySmoother<T> {
@@ -64,6 +66,7 @@ impl<T: Scalar> LevelCopySmoother<T> {
             backward: copy(Direction::Backward)?,
             scratch: gpu.zeros(m.rows)?,
             graph: GraphReplay::default(),
+            set_aside: None,
         })
     }
 
@@ -109,9 +112,12 @@ impl<T: Scalar> Smoother<T> for LevelCopySmoother<T> {
         if self.rows == 0 {
             return Ok(());
         }
+        // Each level gathers x at random while its rows stream past: x is kept in L2.
+        L2SetAside::hold(&mut self.set_aside, gpu, x.len() * size_of::<T>())?;
         let key = (device_ptr(gpu, r) as u64, device_ptr(gpu, x) as u64);
         let mut graph = std::mem::take(&mut self.graph);
-        let replayed = graph.run(gpu, key, |stream| self.queue(gpu.on(stream), r, x));
+        let replayed =
+            graph.run(gpu, key, |stream| keep_in_l2(gpu.on(stream), x, |x| self.queue(gpu.on(stream), r, x)));
         self.graph = graph;
         replayed
     }

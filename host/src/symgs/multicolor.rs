@@ -37,7 +37,7 @@ use super::cpu::{CpuSymgs, check_vector, checked_diagonal};
 use super::{Smoother, SymgsMatrix, check_lengths};
 use crate::Scalar;
 use crate::error::{Error, Result};
-use crate::gpu::{CudaSlice, Gpu, GraphReplay, Launch, Queue};
+use crate::gpu::{CudaSlice, Gpu, GraphReplay, L2SetAside, Launch, Queue, keep_in_l2};
 use crate::kernels::symgs::multicolor as kernels;
 use crate::sparse::Csr;
 use crate::spmv::csr::CsrPlan;
@@ -825,6 +825,8 @@ pub struct MulticolorSmoother<T> {
     use_graph: bool,
     /// The captured sweep, keyed by the addresses of r and x.
     graph: GraphReplay<(u64, u64)>,
+    /// L2 set aside for x from the first sweep on, while the smoother lives ([`keep_in_l2`]).
+    set_aside: Option<L2SetAside>,
 }
 
 impl<T: Scalar> MulticolorSmoother<T> {
@@ -844,6 +846,7 @@ impl<T: Scalar> MulticolorSmoother<T> {
             fixed_lanes: None,
             use_graph: true,
             graph: GraphReplay::default(),
+            set_aside: None,
         })
     }
 
@@ -974,12 +977,15 @@ impl<T: Scalar> Smoother<T> for MulticolorSmoother<T> {
         if self.rows == 0 {
             return Ok(());
         }
+        // Each color gathers x at random while the matrix streams past: x is kept in L2.
+        L2SetAside::hold(&mut self.set_aside, gpu, x.len() * size_of::<T>())?;
         if !self.use_graph {
-            return self.queue(gpu.into(), r, x);
+            return keep_in_l2(gpu.into(), x, |x| self.queue(gpu.into(), r, x));
         }
         let key = (device_ptr(gpu, r) as u64, device_ptr(gpu, x) as u64);
         let mut graph = std::mem::take(&mut self.graph);
-        let replayed = graph.run(gpu, key, |stream| self.queue(gpu.on(stream), r, x));
+        let replayed =
+            graph.run(gpu, key, |stream| keep_in_l2(gpu.on(stream), x, |x| self.queue(gpu.on(stream), r, x)));
         self.graph = graph;
         replayed
     }

@@ -1,8 +1,21 @@
 //! Memory ordering and special loads: fences, volatile, relaxed and acquire/release accesses
 //! (for flag-based kernels), and read-only cached loads (`ld.global.nc`, CUDA's `__ldg`), also
-//! with an L2 evict-first policy for data that streams past.
+//! with an L2 evict-first policy for data that streams past; L2 eviction priorities.
 
 use core::arch::asm;
+
+/// Gives the 128-byte L2 line holding `address` the normal eviction priority again (lines an
+/// access-policy window made persisting stay in L2 until then).
+///
+/// # Safety
+/// `address` is a valid global-memory pointer.
+#[inline(always)]
+pub unsafe fn l2_evict_normal<T>(address: *const T) {
+    // SAFETY: the caller guarantees a valid global address; the line's data is unchanged.
+    unsafe {
+        asm!("applypriority.global.L2::evict_normal [{a}], 128;", a = in(reg64) address, options(nostack))
+    }
+}
 
 /// Orders this thread's memory accesses as seen by the whole GPU (`__threadfence`).
 #[inline(always)]
