@@ -644,7 +644,7 @@ impl<T: Scalar> GroupedCopy<T> {
     /// `MIN_ELL_ROWS`, `MAX_ELL_ROW_LEN`); the CSR entries are dropped when no group reads them
     /// any more. Only the slices' widths make the round trip to the host (for their prefix
     /// sums).
-    fn with_form(mut self, gpu: &Gpu, form: Option<CopyForm>) -> Result<Self> {
+    pub(crate) fn with_form(mut self, gpu: &Gpu, form: Option<CopyForm>) -> Result<Self> {
         if form == Some(CopyForm::Csr) || self.groups.is_empty() {
             return Ok(self);
         }
@@ -743,11 +743,31 @@ impl<T: Scalar> GroupedCopy<T> {
         Ok(self)
     }
 
+    /// Queues a symmetric sweep: the groups in order, each row keeping its sum over lower
+    /// groups in `lower_sum`, then back from the second-to-last group, each row reading that
+    /// sum and its entries of higher groups. The rows of a group do not read each other, so
+    /// relaxing the last group again at once would recompute its rows from the very values
+    /// they were just computed from (the same result, to rounding).
+    pub(crate) fn queue_sweep(
+        &self,
+        queue: Queue<'_>,
+        lower_sum: &mut CudaSlice<T>,
+        r: &CudaSlice<T>,
+        x: &mut CudaSlice<T>,
+    ) -> Result<()> {
+        let groups = self.groups.len();
+        let backward = (0..groups.saturating_sub(1)).rev().map(|g| (g, 0u32));
+        for (group, forward) in (0..groups).map(|g| (g, 1u32)).chain(backward) {
+            self.queue_group(queue, group, forward, lower_sum, r, x)?;
+        }
+        Ok(())
+    }
+
     /// Queues the update of group `index`'s rows, x in place (`kernels::relax_color`, or
     /// `relax_color_ell` on the sliced-ELL form): with `forward` 1 from all their entries,
     /// keeping each row's sum over lower groups in `lower_sum`; with 0 from that sum and their
     /// entries of higher groups.
-    pub(crate) fn queue_group(
+    fn queue_group(
         &self,
         queue: Queue<'_>,
         index: usize,
@@ -940,15 +960,7 @@ impl<T: Scalar> MulticolorSmoother<T> {
 
     /// Queues a whole sweep: the colors forward and back, x updated in place.
     fn queue(&mut self, queue: Queue<'_>, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
-        // Backward from the second-to-last color: the rows of one color do not read each
-        // other, so relaxing the last color again at once would recompute its rows from the
-        // very values they were just computed from (the same result, to rounding).
-        let colors = self.copy.groups().len();
-        let backward = (0..colors - 1).rev().map(|c| (c, 0u32));
-        for (color, forward) in (0..colors).map(|c| (c, 1u32)).chain(backward) {
-            self.copy.queue_group(queue, color, forward, &mut self.lower_sum, r, x)?;
-        }
-        Ok(())
+        self.copy.queue_sweep(queue, &mut self.lower_sum, r, x)
     }
 }
 
