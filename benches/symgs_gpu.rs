@@ -232,6 +232,7 @@ fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &C
         (ColoringMethod::JonesPlassmann, false),
         (ColoringMethod::Greedy, true),
         (ColoringMethod::JonesPlassmannRandom, true),
+        (ColoringMethod::SmallestLast, true),
     ] {
         let label = match (method, graph) {
             (ColoringMethod::JonesPlassmann, true) => "multicolor".to_string(),
@@ -417,6 +418,16 @@ fn pcg(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &Csr<
             "multicolor",
             Box::new(|| {
                 Ok(Some(Box::new(MulticolorSmoother::from_matrix(gpu, m, ColoringMethod::default())?) as _))
+            }),
+        ));
+        builders.push((
+            "multicolor-jp-sl",
+            Box::new(|| {
+                Ok(
+                    Some(
+                        Box::new(MulticolorSmoother::from_matrix(gpu, m, ColoringMethod::SmallestLast)?) as _
+                    ),
+                )
             }),
         ));
     }

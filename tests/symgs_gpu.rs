@@ -242,7 +242,7 @@ fn symgs_gpu_coloring_is_proper_and_compact() {
     ]);
     for (name, a) in &matrices {
         let greedy = greedy_coloring(a);
-        for method in [ColoringMethod::JonesPlassmann, ColoringMethod::JonesPlassmannRandom] {
+        for method in ColoringMethod::ALL.into_iter().filter(|&m| m != ColoringMethod::Greedy) {
             let what = format!("{} coloring of {name}", method.name());
             let got = color(&gpu, a, method).unwrap_or_else(|e| panic!("{what}: {e}"));
             assert_eq!(got.colors.len(), a.rows(), "{what}");
@@ -266,6 +266,10 @@ fn symgs_gpu_coloring_is_proper_and_compact() {
             assert_eq!(got, greedy_coloring_in_order(a, order), "{name}");
         }
     }
+    // Smallest-last order on a renumbered 7-point Laplacian (bipartite; 6 colors by degree).
+    let shuffled = generate::shuffle(&generate::poisson3d::<f64>(24, 24, 24).unwrap(), 1).unwrap();
+    let count = color(&gpu, &shuffled, ColoringMethod::SmallestLast).unwrap().count;
+    assert!(count <= 4, "{count} colors in smallest-last order on the renumbered Laplacian");
     // The stencil's 2x2x2 parity classes; fewer than the greedy row order on the random matrix.
     let stencil = generate::stencil27::<f64>(24, 20, 16).unwrap();
     assert_eq!(color(&gpu, &stencil, ColoringMethod::JonesPlassmann).unwrap().count, 8);

@@ -78,8 +78,9 @@ pub(crate) struct SymgsArgs {
     #[arg(long, default_value = "levels-graph")]
     variant: String,
     /// multicolor: how the rows are colored: `jp` (Jones-Plassmann on the GPU, larger degree
-    /// first), `jp-random` (Jones-Plassmann with hashed priorities), `greedy` (first fit in
-    /// row order, on the host).
+    /// first), `jp-random` (Jones-Plassmann with hashed priorities), `jp-sl` (Jones-Plassmann in
+    /// smallest-last order: fewer colors on unstructured meshes, a longer setup), `greedy`
+    /// (first fit in row order, on the host).
     #[arg(long, default_value = "jp")]
     coloring: String,
     /// Symmetric sweeps (symgs).
@@ -635,7 +636,10 @@ pub(crate) fn smoother<'m, T: Scalar>(
         "sync-free-values" => Some(Box::new(SyncFreeSmoother::new(gpu, matrix)?.with_signal(Signal::Value))),
         "multicolor" | "multicolor-launches" | "multicolor-csr" | "multicolor-ell" => {
             let method = ColoringMethod::from_name(&args.coloring).ok_or_else(|| {
-                Error::InvalidInput(format!("unknown coloring `{}` (jp, jp-random, greedy)", args.coloring))
+                Error::InvalidInput(format!(
+                    "unknown coloring `{}` (jp, jp-random, jp-sl, greedy)",
+                    args.coloring
+                ))
             })?;
             let started = std::time::Instant::now();
             let smoother = match args.variant.as_str() {

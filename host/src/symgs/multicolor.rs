@@ -13,7 +13,10 @@
 //! 27-point stencil, its 2x2x2 parity classes, in about 900 rounds at 128^3; 16 on the random
 //! SPD matrix of 2 M rows and 27 per row, whose late rows have up to 200 neighbours), ties by a
 //! hash of the row after [`ROW_ORDER_ROUNDS`] rounds so that long chains of equal-degree rows
-//! (a tridiagonal matrix) cannot make the rounds as many as the rows. The host's greedy
+//! (a tridiagonal matrix) cannot make the rounds as many as the rows. In smallest-last order
+//! (`jp-sl`, peeled on the GPU) renumbered meshes get fewer colors (a FEM matrix 32 instead of
+//! 44, a renumbered 7-point Laplacian 4 instead of 6, Delaunay 5 instead of 7), for a setup of
+//! as many rounds as the peeling takes (PERF.md). The host's greedy
 //! coloring in row order stays as the reference (47 colors on the random matrix: its
 //! high-degree late rows come last). Hashed priorities alone (Jones-Plassmann-Luby) take the
 //! fewest rounds but 18 colors on the stencil, whose sweep then takes 1.5 times as long.
@@ -70,19 +73,27 @@ pub enum ColoringMethod {
     JonesPlassmann,
     /// Jones-Plassmann on the GPU with hashed priorities only (Jones-Plassmann-Luby).
     JonesPlassmannRandom,
+    /// Jones-Plassmann on the GPU in smallest-last order (peeled on the GPU), ties hashed:
+    /// fewer colors on unstructured and renumbered meshes, for a longer setup.
+    SmallestLast,
     /// First fit in row order on the host.
     Greedy,
 }
 
 impl ColoringMethod {
-    pub const ALL: [ColoringMethod; 3] =
-        [ColoringMethod::JonesPlassmann, ColoringMethod::JonesPlassmannRandom, ColoringMethod::Greedy];
+    pub const ALL: [ColoringMethod; 4] = [
+        ColoringMethod::JonesPlassmann,
+        ColoringMethod::JonesPlassmannRandom,
+        ColoringMethod::SmallestLast,
+        ColoringMethod::Greedy,
+    ];
 
-    /// The CLI's name: `jp`, `jp-random`, `greedy`.
+    /// The CLI's name: `jp`, `jp-random`, `jp-sl`, `greedy`.
     pub fn name(self) -> &'static str {
         match self {
             ColoringMethod::JonesPlassmann => "jp",
             ColoringMethod::JonesPlassmannRandom => "jp-random",
+            ColoringMethod::SmallestLast => "jp-sl",
             ColoringMethod::Greedy => "greedy",
         }
     }
@@ -107,9 +118,8 @@ const ROUNDS_PER_CHECK: u32 = 16;
 /// Colors `a` (square) with `method`: on the GPU for the Jones-Plassmann methods.
 pub fn color<T: Scalar>(gpu: &Gpu, a: &Csr<T>, method: ColoringMethod) -> Result<Coloring> {
     match method {
-        ColoringMethod::JonesPlassmann => jones_plassmann(gpu, a, true),
-        ColoringMethod::JonesPlassmannRandom => jones_plassmann(gpu, a, false),
         ColoringMethod::Greedy => Ok(greedy_coloring(a)),
+        jp => jones_plassmann(gpu, a, jp),
     }
 }
 
@@ -143,10 +153,10 @@ pub fn greedy_coloring_in_order<T: Scalar>(a: &Csr<T>, order: impl IntoIterator<
 }
 
 /// Jones-Plassmann on the GPU (see the module doc) of a host matrix.
-fn jones_plassmann<T: Scalar>(gpu: &Gpu, a: &Csr<T>, degree_first: bool) -> Result<Coloring> {
+fn jones_plassmann<T: Scalar>(gpu: &Gpu, a: &Csr<T>, method: ColoringMethod) -> Result<Coloring> {
     check_square(a.rows(), a.cols())?;
     let (row_ptr, col_idx) = (gpu.upload(a.row_ptr())?, gpu.upload(a.col_indices())?);
-    let (state, count) = jones_plassmann_states(gpu, a.rows(), &row_ptr, &col_idx, degree_first, || {
+    let (state, count) = jones_plassmann_states(gpu, a.rows(), &row_ptr, &col_idx, method, || {
         let t = a.transpose();
         Ok((t.row_ptr().to_vec(), t.col_indices().to_vec()))
     })?;
@@ -187,35 +197,96 @@ pub(crate) fn pattern_symmetric(
     Ok(gpu.download(&unsymmetric)?[0] == 0)
 }
 
-/// Jones-Plassmann on the GPU on a pattern on the device: each row's state (its color in the
-/// low 32 bits) and the number of colors. `transpose` gives A^T's pattern (row pointers,
-/// columns), asked for only when the GPU finds the pattern unsymmetric.
+/// Jones-Plassmann on the GPU on a pattern on the device, with the priorities of `method`
+/// (one of the Jones-Plassmann ones): each row's state (its color in the low 32 bits) and the
+/// number of colors. `transpose` gives A^T's pattern (row pointers, columns), asked for only
+/// when the GPU finds the pattern unsymmetric.
 fn jones_plassmann_states(
     gpu: &Gpu,
     n: usize,
     row_ptr: &CudaSlice<u32>,
     col_idx: &CudaSlice<u32>,
-    degree_first: bool,
+    method: ColoringMethod,
     transpose: impl FnOnce() -> Result<(Vec<u32>, Vec<u32>)>,
 ) -> Result<(CudaSlice<u64>, usize)> {
     let mut state = gpu.zeros::<u64>(n)?;
     if n == 0 {
         return Ok((state, 0));
     }
-    let rows = n as u32;
-    let launch = Launch::linear(n, 256);
     let transpose = if !pattern_symmetric(gpu, n, row_ptr, col_idx)? {
         let (t_row_ptr, t_col_idx) = transpose()?;
         Some((gpu.upload(&t_row_ptr)?, gpu.upload(&t_col_idx)?))
     } else {
         None
     };
-    let transposed = transpose.is_some() as u32;
     // Without a transpose the kernels get A's pattern again and do not read it.
     let (t_row_ptr, t_col_idx) = transpose.as_ref().map_or((row_ptr, col_idx), |(p, c)| (p, c));
+    let pattern =
+        Pattern { n, transposed: transpose.is_some() as u32, row_ptr, col_idx, t_row_ptr, t_col_idx };
     // SAFETY: row pointers of rows + 1 entries, a state per row.
-    unsafe { kernels::jp_init(gpu, launch, rows, transposed, row_ptr, t_row_ptr, &mut state)? };
-    let (degree_first, row_order_rounds) = if degree_first { (1u32, ROW_ORDER_ROUNDS) } else { (0, 0) };
+    unsafe {
+        kernels::jp_init(gpu, pattern.launch(), n as u32, pattern.transposed, row_ptr, t_row_ptr, &mut state)?
+    };
+    let too_many = |what: &str| Error::Library {
+        library: "SymGS",
+        what: "Jones-Plassmann coloring",
+        message: format!(
+            "rows still {what} after {MAX_ROUNDS} rounds; color on the host instead \
+             (ColoringMethod::Greedy, `--coloring greedy`)"
+        ),
+    };
+    let priorities = match method {
+        ColoringMethod::JonesPlassmann => (1, ROW_ORDER_ROUNDS),
+        ColoringMethod::SmallestLast => {
+            // The states hold the degrees: they become the ranks, colored highest first.
+            let rank = smallest_last_ranks(gpu, &pattern, &state)?.ok_or_else(|| too_many("unranked"))?;
+            // SAFETY: a rank and a state per row.
+            unsafe { kernels::sl_state(gpu, pattern.launch(), n as u32, &rank, &mut state)? };
+            (1, 0)
+        }
+        _ => (0, 0),
+    };
+    let count = jp_rounds(gpu, &pattern, priorities, &mut state)?.ok_or_else(|| too_many("uncolored"))?;
+    Ok((state, count))
+}
+
+/// A square pattern on the device for the coloring kernels: A's, and A^T's where
+/// `transposed` (else A's again, not read).
+struct Pattern<'a> {
+    n: usize,
+    transposed: u32,
+    row_ptr: &'a CudaSlice<u32>,
+    col_idx: &'a CudaSlice<u32>,
+    t_row_ptr: &'a CudaSlice<u32>,
+    t_col_idx: &'a CudaSlice<u32>,
+}
+
+impl Pattern<'_> {
+    /// A thread per row, blocks of 256.
+    fn launch(&self) -> Launch {
+        Launch::linear(self.n, 256)
+    }
+}
+
+/// 1 + the largest low word of the states: the number of colors of colored states.
+fn color_count(gpu: &Gpu, state: &CudaSlice<u64>) -> Result<usize> {
+    let mut count = gpu.zeros::<u32>(1)?;
+    // SAFETY: a state per row, one counter.
+    unsafe {
+        kernels::color_count(gpu, Launch::linear(state.len(), 256), state.len() as u32, state, &mut count)?
+    };
+    Ok(gpu.download(&count)?[0] as usize)
+}
+
+/// Jones-Plassmann rounds with priorities `(degree_first, row_order_rounds)` until every row
+/// is colored: the number of colors, None past [`MAX_ROUNDS`] rounds.
+fn jp_rounds(
+    gpu: &Gpu,
+    pattern: &Pattern,
+    (degree_first, row_order_rounds): (u32, u32),
+    state: &mut CudaSlice<u64>,
+) -> Result<Option<usize>> {
+    let rows = pattern.n as u32;
     let mut colored = gpu.zeros::<u32>(1)?;
     let mut round = 0u32;
     loop {
@@ -225,43 +296,73 @@ fn jones_plassmann_states(
             unsafe {
                 kernels::jp_round(
                     gpu,
-                    launch,
+                    pattern.launch(),
                     rows,
                     round,
                     degree_first,
                     row_order_rounds,
-                    transposed,
-                    row_ptr,
-                    col_idx,
-                    t_row_ptr,
-                    t_col_idx,
-                    &mut state,
+                    pattern.transposed,
+                    pattern.row_ptr,
+                    pattern.col_idx,
+                    pattern.t_row_ptr,
+                    pattern.t_col_idx,
+                    state,
                     &mut colored,
                 )?;
             }
             round += 1;
         }
-        let done = gpu.download(&colored)?[0];
-        if done >= rows {
-            break;
+        if gpu.download(&colored)?[0] >= rows {
+            return Ok(Some(color_count(gpu, state)?));
         }
         if round >= MAX_ROUNDS {
-            return Err(Error::Library {
-                library: "SymGS",
-                what: "Jones-Plassmann coloring",
-                message: format!(
-                    "{} of {rows} rows still uncolored after {round} rounds; color on the host \
-                     instead (ColoringMethod::Greedy, `--coloring greedy`)",
-                    rows - done
-                ),
-            });
+            return Ok(None);
         }
     }
-    let mut count = gpu.zeros::<u32>(1)?;
-    // SAFETY: a state per row, one counter.
-    unsafe { kernels::color_count(gpu, launch, rows, &state, &mut count)? };
-    let count = gpu.download(&count)?[0] as usize;
-    Ok((state, count))
+}
+
+/// Each row's smallest-last rank (`kernels::sl_peel`), from the uncolored states of
+/// `jp_init` (which hold the degrees); None past [`MAX_ROUNDS`] rounds of peeling.
+fn smallest_last_ranks(
+    gpu: &Gpu,
+    pattern: &Pattern,
+    degrees: &CudaSlice<u64>,
+) -> Result<Option<CudaSlice<u32>>> {
+    let (n, rows, launch) = (pattern.n, pattern.n as u32, pattern.launch());
+    let (mut degree, mut rank) = (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?);
+    let (mut least, mut peeled) = (gpu.zeros::<u32>(2)?, gpu.zeros::<u32>(1)?);
+    // SAFETY (every launch): a state, a degree and a rank per row; two words of `least`, one
+    // counter; valid square patterns.
+    unsafe { kernels::sl_init(gpu, launch, rows, degrees, &mut degree, &mut rank)? };
+    let mut round = 0u32;
+    loop {
+        for _ in 0..ROUNDS_PER_CHECK {
+            unsafe {
+                kernels::sl_least(gpu, launch, rows, round, &degree, &rank, &mut least)?;
+                kernels::sl_peel(gpu, launch, rows, round, &degree, &mut rank, &mut least, &mut peeled)?;
+                kernels::sl_unlink(
+                    gpu,
+                    launch,
+                    rows,
+                    round,
+                    pattern.transposed,
+                    pattern.row_ptr,
+                    pattern.col_idx,
+                    pattern.t_row_ptr,
+                    pattern.t_col_idx,
+                    &mut degree,
+                    &rank,
+                )?;
+            }
+            round += 1;
+        }
+        if gpu.download(&peeled)?[0] >= rows {
+            return Ok(Some(rank));
+        }
+        if round >= MAX_ROUNDS {
+            return Ok(None);
+        }
+    }
 }
 
 /// A matrix renumbered color by color, with what it takes to go back and forth.
@@ -401,8 +502,7 @@ fn color_states<T: Scalar>(
         let state: Vec<u64> = coloring.colors.iter().map(|&c| c as u64).collect();
         return Ok((gpu.upload(&state)?, coloring.count));
     }
-    let degree_first = method == ColoringMethod::JonesPlassmann;
-    jones_plassmann_states(gpu, n, &csr.row_ptr, &csr.col_idx, degree_first, || {
+    jones_plassmann_states(gpu, n, &csr.row_ptr, &csr.col_idx, method, || {
         let t = host_pattern()?.transpose();
         Ok((t.row_ptr().to_vec(), t.col_indices().to_vec()))
     })

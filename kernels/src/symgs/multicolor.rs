@@ -175,6 +175,117 @@ pub unsafe fn jp_round(
     }
 }
 
+/// Smallest-last priorities (Matula and Beck's ordering, peeled in parallel): round after
+/// round, every row left whose degree among the rows left is the smallest takes the round as
+/// its rank, and leaves. Coloring the rows in decreasing rank then colors the sparse parts
+/// last, where colors are free: 32 instead of 44 colors on a renumbered FEM matrix, 4 instead
+/// of 6 on a renumbered 7-point Laplacian (PERF.md).
+///
+/// `sl_init`: `degree[i]` = the row's degree from its uncolored Jones-Plassmann state (`jp_init`),
+/// `rank[i]` = `u32::MAX` (left). Launch: a thread per row.
+#[gpu::kernel]
+pub unsafe fn sl_init(rows: u32, state: *const u64, degree: *mut u32, rank: *mut u32) {
+    let i = index_1d();
+    if i < rows {
+        // SAFETY: i < rows, the length of all three.
+        unsafe {
+            *degree.add(i as usize) = *state.add(i as usize) as u32;
+            *rank.add(i as usize) = u32::MAX;
+        }
+    }
+}
+
+/// The smallest degree of the rows left, as its complement (`atomic::max_u32` of !degree) in
+/// `least[round % 2]` (zeroed before). Launch: a thread per row.
+#[gpu::kernel]
+pub unsafe fn sl_least(rows: u32, round: u32, degree: *const u32, rank: *const u32, least: *mut u32) {
+    let i = index_1d();
+    // SAFETY: i < rows; `least` holds two words.
+    unsafe {
+        if i < rows && *rank.add(i as usize) == u32::MAX {
+            atomic::max_u32(least.add((round % 2) as usize), !*degree.add(i as usize));
+        }
+    }
+}
+
+/// Round `round` of the peeling: the rows left of the smallest degree take rank `round` and
+/// are counted in `peeled`; `least` for the next round is zeroed. Launch: a thread per row.
+#[gpu::kernel]
+pub unsafe fn sl_peel(
+    rows: u32,
+    round: u32,
+    degree: *const u32,
+    rank: *mut u32,
+    least: *mut u32,
+    peeled: *mut u32,
+) {
+    let i = index_1d();
+    let mut peel = false;
+    // SAFETY: i < rows; `least` holds two words, `peeled` one.
+    unsafe {
+        if i == 0 {
+            *least.add(((round + 1) % 2) as usize) = 0;
+        }
+        if i < rows && *rank.add(i as usize) == u32::MAX {
+            let smallest = !*least.add((round % 2) as usize);
+            if *degree.add(i as usize) <= smallest {
+                *rank.add(i as usize) = round;
+                peel = true;
+            }
+        }
+    }
+    let peeled_here = warp::ballot(peel);
+    if lane_id() == 0 && peeled_here != 0 {
+        // SAFETY: one counter.
+        unsafe { atomic::add(peeled, peeled_here.count_ones()) };
+    }
+}
+
+/// The rows peeled in `round` leave: each lowers the degree of its neighbours still left (the
+/// columns of its row of A, and of A^T when `transposed != 0`, as counted by `jp_init`).
+/// Launch: a thread per row.
+#[gpu::kernel]
+pub unsafe fn sl_unlink(
+    rows: u32,
+    round: u32,
+    transposed: u32,
+    row_ptr: *const u32,
+    col_idx: *const u32,
+    t_row_ptr: *const u32,
+    t_col_idx: *const u32,
+    degree: *mut u32,
+    rank: *const u32,
+) {
+    let i = index_1d();
+    // SAFETY: i < rows; rows of valid square patterns; a degree and a rank per row. The ranks
+    // read are not written in this launch.
+    unsafe {
+        if i >= rows || *rank.add(i as usize) != round {
+            return;
+        }
+        let patterns = [(row_ptr, col_idx), (t_row_ptr, t_col_idx)];
+        for &(pointers, columns) in &patterns[..1 + (transposed != 0) as usize] {
+            for k in load_nc(pointers.add(i as usize))..load_nc(pointers.add(i as usize + 1)) {
+                let j = load_nc(columns.add(k as usize));
+                if j != i && *rank.add(j as usize) == u32::MAX {
+                    atomic::add(degree.add(j as usize), u32::MAX); // minus one
+                }
+            }
+        }
+    }
+}
+
+/// `state[i] = UNCOLORED | rank[i]`: Jones-Plassmann with `degree_first` then colors by rank,
+/// the highest first, ties by hash. Launch: a thread per row.
+#[gpu::kernel]
+pub unsafe fn sl_state(rows: u32, rank: *const u32, state: *mut u64) {
+    let i = index_1d();
+    if i < rows {
+        // SAFETY: i < rows, the length of both.
+        unsafe { *state.add(i as usize) = UNCOLORED | *rank.add(i as usize) as u64 };
+    }
+}
+
 /// `*count = 1 + the largest color` of the colored rows' states. Launch: a thread per row.
 #[gpu::kernel]
 pub unsafe fn color_count(rows: u32, state: *const u64, count: *mut u32) {
