@@ -1,7 +1,7 @@
 //! The GPU runtime on cudarc: a [`Gpu`] handle (context, stream, the embedded PTX module),
 //! typed device buffers and copies, matrix views, launch shapes and queues (the typed launchers
-//! themselves are in [`crate::kernels`]), CUDA-graph replay, CUDA-event timing and device
-//! properties.
+//! themselves are in [`crate::kernels`]), CUDA-graph replay, CUDA-event timing, device
+//! properties, and keeping a buffer in L2 ([`keep_in_l2`]).
 
 mod graph;
 mod l2;
@@ -16,7 +16,7 @@ pub use cudarc::driver::{
     ValidAsZeroBits,
 };
 pub use graph::GraphReplay;
-pub use l2::{L2SetAside, keep_in_l2};
+pub use l2::{L2SetAside, MAX_SET_ASIDE, keep_in_l2};
 pub use launch::{Kernel, Launch};
 pub use props::DeviceProps;
 pub use timing::Timing;

@@ -106,7 +106,8 @@ impl ColoringMethod {
 /// Jones-Plassmann rounds that break degree ties by row order; later rounds use a hash.
 pub const ROW_ORDER_ROUNDS: u32 = 2048;
 
-/// Jones-Plassmann gives up (with an error) past this many rounds.
+/// Jones-Plassmann, and the peeling of its smallest-last order, give up (with an error) past
+/// this many rounds.
 pub const MAX_ROUNDS: u32 = 16384;
 
 /// Rows per warp of the GPU's sort by color.
