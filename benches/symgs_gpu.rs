@@ -414,22 +414,14 @@ fn pcg(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &Csr<
         ));
     }
     if selected("multicolor") {
-        builders.push((
-            "multicolor",
-            Box::new(|| {
-                Ok(Some(Box::new(MulticolorSmoother::from_matrix(gpu, m, ColoringMethod::default())?) as _))
-            }),
-        ));
-        builders.push((
-            "multicolor-jp-sl",
-            Box::new(|| {
-                Ok(
-                    Some(
-                        Box::new(MulticolorSmoother::from_matrix(gpu, m, ColoringMethod::SmallestLast)?) as _
-                    ),
-                )
-            }),
-        ));
+        for (label, method) in
+            [("multicolor", ColoringMethod::default()), ("multicolor-jp-sl", ColoringMethod::SmallestLast)]
+        {
+            builders.push((
+                label,
+                Box::new(move || Ok(Some(Box::new(MulticolorSmoother::from_matrix(gpu, m, method)?) as _))),
+            ));
+        }
     }
     if selected("cusparse-spsv") {
         builders.push((
