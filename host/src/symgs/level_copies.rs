@@ -5,8 +5,8 @@
 //! sequential sweep has already updated, and those in later levels the ones after it. So each
 //! launch computes what the sequential sweep computes for its rows (to rounding). The
 //! backward sweep runs the levels in reverse order: a row's later neighbours are then the
-//! updated ones, and its earlier ones still hold their forward values, whose sum the forward
-//! sweep kept, so it reads only the row's entries after the diagonal.
+//! updated ones, and its earlier ones still hold their forward values, whose sum (r minus it)
+//! the forward sweep kept, so it reads only the row's entries after the diagonal, and no r.
 //!
 //! Against [`super::levels::LevelSmoother`] (a warp per listed row of A): a level's rows are
 //! read in sequence, with the lanes per row their mean length calls for (or in sliced-ELL
@@ -33,8 +33,9 @@ pub struct LevelCopySmoother<T> {
     rows: usize,
     /// The rows grouped by forward level.
     copy: GroupedCopy<T>,
-    /// Each row's sum over its earlier levels, from the forward sweep to the backward one.
-    lower_sum: CudaSlice<T>,
+    /// Each row's r minus its sum over earlier levels, from the forward sweep to the backward
+    /// one.
+    r_minus_lower: CudaSlice<T>,
     /// The captured sweep, keyed by the addresses of r and x.
     graph: GraphReplay<(u64, u64)>,
     /// L2 set aside for x from the first sweep on, while the smoother lives ([`keep_in_l2`]).
@@ -66,7 +67,7 @@ impl<T: Scalar> LevelCopySmoother<T> {
         Ok(LevelCopySmoother {
             rows: m.rows,
             copy,
-            lower_sum: gpu.zeros(m.rows.max(1))?,
+            r_minus_lower: gpu.zeros(m.rows.max(1))?,
             graph: GraphReplay::default(),
             set_aside: None,
         })
@@ -111,7 +112,7 @@ impl<T: Scalar> Smoother<T> for LevelCopySmoother<T> {
         let mut graph = std::mem::take(&mut self.graph);
         let replayed = graph.run(gpu, key, |stream| {
             keep_in_l2(gpu.on(stream), x, |x| {
-                self.copy.queue_sweep(gpu.on(stream), &mut self.lower_sum, r, x)
+                self.copy.queue_sweep(gpu.on(stream), &mut self.r_minus_lower, r, x)
             })
         });
         self.graph = graph;

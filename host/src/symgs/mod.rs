@@ -5,7 +5,8 @@
 //! - [`ready_done`]: the report's GPU algorithm (ready/done flags, a host loop): the baseline.
 //! - [`levels`]: level scheduling, one launch per level, optionally one CUDA graph per sweep.
 //! - [`level_copies`]: level scheduling on a copy of the matrix grouped by forward level, the
-//!   backward sweep reusing the forward's lower sums (few, wide levels: a renumbered mesh).
+//!   backward sweep reusing r minus the forward's lower sums (few, wide levels: a renumbered
+//!   mesh).
 //! - [`sync_free`]: one launch per sweep direction, rows waiting on per-row done flags (or,
 //!   faster, on the values themselves).
 //! - [`multicolor`]: a *different* smoother (rows reordered by color, colored on the GPU), one

@@ -844,43 +844,45 @@ impl<T: Scalar> GroupedCopy<T> {
         Ok(self)
     }
 
-    /// Queues a symmetric sweep: the groups in order, each row keeping its sum over lower
-    /// groups in `lower_sum`, then back from the second-to-last group, each row reading that
-    /// sum and its entries of higher groups. The rows of a group do not read each other, so
+    /// Queues a symmetric sweep: the groups in order, each row keeping r minus its sum over
+    /// lower groups in `r_minus_lower`, then back from the second-to-last group, each row
+    /// reading that and its entries of higher groups (and no r). The rows of a group do not
+    /// read each other, so
     /// relaxing the last group again at once would recompute its rows from the very values
     /// they were just computed from (the same result, to rounding).
     pub(crate) fn queue_sweep(
         &self,
         queue: Queue<'_>,
-        lower_sum: &mut CudaSlice<T>,
+        r_minus_lower: &mut CudaSlice<T>,
         r: &CudaSlice<T>,
         x: &mut CudaSlice<T>,
     ) -> Result<()> {
         let groups = self.groups.len();
         let backward = (0..groups.saturating_sub(1)).rev().map(|g| (g, 0u32));
         for (group, forward) in (0..groups).map(|g| (g, 1u32)).chain(backward) {
-            self.queue_group(queue, group, forward, lower_sum, r, x)?;
+            self.queue_group(queue, group, forward, r_minus_lower, r, x)?;
         }
         Ok(())
     }
 
     /// Queues the update of group `index`'s rows, x in place (`kernels::relax_color`, or
     /// `relax_color_ell` on the sliced-ELL form): with `forward` 1 from all their entries,
-    /// keeping each row's sum over lower groups in `lower_sum`; with 0 from that sum and their
-    /// entries of higher groups.
+    /// keeping each row's r minus its sum over lower groups in `r_minus_lower`; with 0 from
+    /// that and their entries of higher groups.
     fn queue_group(
         &self,
         queue: Queue<'_>,
         index: usize,
         forward: u32,
-        lower_sum: &mut CudaSlice<T>,
+        r_minus_lower: &mut CudaSlice<T>,
         r: &CudaSlice<T>,
         x: &mut CudaSlice<T>,
     ) -> Result<()> {
         let group = &self.groups[index];
         if let Some((ell, slice_first)) = self.ell.as_ref().and_then(|e| Some((e, e.slice_first[index]?))) {
             // SAFETY: rows first..first + count of the copy and their slices, the blocks
-            // `ell_fill` wrote; lower sums and vectors as below; blocks a multiple of 32.
+            // `ell_fill` wrote; r minus the lower sums, and vectors, as below; blocks a multiple
+            // of 32.
             return unsafe {
                 kernels::relax_color_ell(
                     queue,
@@ -895,7 +897,7 @@ impl<T: Scalar> GroupedCopy<T> {
                     &ell.cols,
                     &ell.values,
                     &self.diagonal,
-                    lower_sum,
+                    r_minus_lower,
                     r,
                     x,
                 )
@@ -904,8 +906,8 @@ impl<T: Scalar> GroupedCopy<T> {
         let launch = Launch::linear(group.count as usize * group.width as usize, 128);
         let (row_ptr, col_idx, values) = &self.off_diagonal;
         // SAFETY: rows first..first + count of the copy without its diagonal, with their rows
-        // of A and the starts of their upper parts; a lower sum per row (written by a forward
-        // launch before any backward one reads it); vectors of the copy's rows; blocks a
+        // of A and the starts of their upper parts; r minus a lower sum per row (written by a
+        // forward launch before any backward one reads it); vectors of the copy's rows; blocks a
         // multiple of 32.
         unsafe {
             kernels::relax_color(
@@ -921,7 +923,7 @@ impl<T: Scalar> GroupedCopy<T> {
                 col_idx,
                 values,
                 &self.diagonal,
-                lower_sum,
+                r_minus_lower,
                 r,
                 x,
             )
@@ -936,8 +938,9 @@ impl<T: Scalar> GroupedCopy<T> {
 pub struct MulticolorSmoother<T> {
     rows: usize,
     copy: GroupedCopy<T>,
-    /// Each row's sum over its lower colors, from the forward sweep to the backward one.
-    lower_sum: CudaSlice<T>,
+    /// Each row's r minus its sum over lower colors, from the forward sweep to the backward
+    /// one.
+    r_minus_lower: CudaSlice<T>,
     method: Option<ColoringMethod>,
     /// The form asked for ([`MulticolorSmoother::from_matrix_as`]), if any.
     chosen_form: Option<CopyForm>,
@@ -961,7 +964,7 @@ impl<T: Scalar> MulticolorSmoother<T> {
         Ok(MulticolorSmoother {
             rows,
             copy: copy.with_form(gpu, form)?,
-            lower_sum: gpu.zeros(rows)?,
+            r_minus_lower: gpu.zeros(rows)?,
             method,
             chosen_form: form,
             fixed_lanes: None,
@@ -1061,7 +1064,7 @@ impl<T: Scalar> MulticolorSmoother<T> {
 
     /// Queues a whole sweep: the colors forward and back, x updated in place.
     fn queue(&mut self, queue: Queue<'_>, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
-        self.copy.queue_sweep(queue, &mut self.lower_sum, r, x)
+        self.copy.queue_sweep(queue, &mut self.r_minus_lower, r, x)
     }
 }
 

@@ -529,11 +529,11 @@ pub unsafe fn pattern_unsymmetric(
 /// row (a power of two, 2..=32), two loads in flight per lane as in the SpMV vector kernel.
 ///
 /// Each row's entries of lower colors come first, those of higher colors from
-/// `upper_start[k]`. The forward sweep (`forward != 0`) sums both parts and keeps the lower
-/// one in `lower_sum[k]`; the backward sweep reuses it and reads only the upper part: between
-/// a color's forward and backward updates no lower color changes (the backward sweep reaches
-/// them later), so the lower sum is the same, and the backward sweep reads half the matrix.
-/// Launch: `W` threads per row, blocks a multiple of 32.
+/// `upper_start[k]`. The forward sweep (`forward != 0`) sums both parts and keeps r[i] minus
+/// the lower one in `r_minus_lower[k]`; the backward sweep reuses it and reads only the upper
+/// part, and no r: between a color's forward and backward updates no lower color changes (the
+/// backward sweep reaches them later), so the lower sum is the same, and the backward sweep
+/// reads half the matrix. Launch: `W` threads per row, blocks a multiple of 32.
 #[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, T = f32 | f64)]
 #[inline(always)]
 pub unsafe fn relax_color<T: Float, const W: u32>(
@@ -546,7 +546,7 @@ pub unsafe fn relax_color<T: Float, const W: u32>(
     col_idx: *const u32,
     values: *const T,
     diagonal: *const T,
-    lower_sum: *mut T,
+    r_minus_lower: *mut T,
     r: *const T,
     x: *mut T,
 ) {
@@ -570,16 +570,17 @@ pub unsafe fn relax_color<T: Float, const W: u32>(
     };
     if lane == 0 && k < count {
         // SAFETY: row < rows, and rows_of[row] < rows (a permutation); only this group
-        // writes x[i] and lower_sum[row], and no row of this color reads them.
+        // writes x[i] and r_minus_lower[row], and no row of this color reads them.
         unsafe {
-            let lower = if forward != 0 {
-                *lower_sum.add(row) = lower;
-                lower
-            } else {
-                *lower_sum.add(row)
-            };
             let i = load_nc(rows_of.add(row)) as usize;
-            *x.add(i) = (load_nc(r.add(i)) - lower - upper) / load_nc(diagonal.add(row));
+            let rest = if forward != 0 {
+                let rest = load_nc(r.add(i)) - lower;
+                *r_minus_lower.add(row) = rest;
+                rest
+            } else {
+                *r_minus_lower.add(row)
+            };
+            *x.add(i) = (rest - upper) / load_nc(diagonal.add(row));
         }
     }
 }
@@ -739,9 +740,9 @@ unsafe fn ell_row(k: u32, first: u32, slice_first: u32, offsets: *const u32, wid
 
 /// As [`relax_color`] from the sliced-ELL form ([`ell_fill`]): a thread per row, whose loads
 /// of the slice's entries are coalesced across the warp (a warp holds a slice), with no
-/// shuffles. The forward sweep sums the lower and the upper blocks and keeps the lower sum;
-/// the backward sweep reads only the upper block. Launch: a thread per row of the group,
-/// blocks a multiple of 32.
+/// shuffles. The forward sweep sums the lower and the upper blocks and keeps r[i] minus the
+/// lower sum; the backward sweep reads only the upper block. Launch: a thread per row of the
+/// group, blocks a multiple of 32.
 #[gpu::kernel(T = f32 | f64)]
 #[allow(clippy::too_many_arguments)] // the group, its slices, the copy and the vectors
 pub unsafe fn relax_color_ell<T: Float>(
@@ -755,7 +756,7 @@ pub unsafe fn relax_color_ell<T: Float>(
     ell_cols: *const u32,
     ell_values: *const T,
     diagonal: *const T,
-    lower_sum: *mut T,
+    r_minus_lower: *mut T,
     r: *const T,
     x: *mut T,
 ) {
@@ -765,19 +766,19 @@ pub unsafe fn relax_color_ell<T: Float>(
     }
     // SAFETY: row < rows and its slice < slices; the blocks lie in the ELL arrays (the host's
     // offsets and widths), their columns < rows. Only this thread writes x[i] and
-    // lower_sum[row], and no row of this group reads them.
+    // r_minus_lower[row], and no row of this group reads them.
     unsafe {
         let e = ell_row(k, first, slice_first, offsets, widths);
         let upper = ell_dot(e.upper, e.upper_width, ell_cols, ell_values, x);
-        let lower = if forward != 0 {
-            let lower = ell_dot(e.lower, e.lower_width, ell_cols, ell_values, x);
-            *lower_sum.add(e.row) = lower;
-            lower
-        } else {
-            *lower_sum.add(e.row)
-        };
         let i = load_nc(rows_of.add(e.row)) as usize;
-        *x.add(i) = (load_nc(r.add(i)) - lower - upper) / load_nc(diagonal.add(e.row));
+        let rest = if forward != 0 {
+            let rest = load_nc(r.add(i)) - ell_dot(e.lower, e.lower_width, ell_cols, ell_values, x);
+            *r_minus_lower.add(e.row) = rest;
+            rest
+        } else {
+            *r_minus_lower.add(e.row)
+        };
+        *x.add(i) = (rest - upper) / load_nc(diagonal.add(e.row));
     }
 }
 
