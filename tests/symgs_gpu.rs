@@ -143,6 +143,8 @@ fn exact_order_matches_cpu<T: Scalar>() {
             expect.push(x);
         }
         let dr = gpu.upload(&r).unwrap();
+        let mut from_zero = vec![T::ZERO; a.rows()];
+        cpu.sweep(&r, &mut from_zero).unwrap();
         for mut smoother in exact_order_smoothers(&gpu, &lib, &a, &m) {
             assert!(smoother.exact_order());
             let mut dx = gpu.upload(&x0).unwrap();
@@ -152,6 +154,10 @@ fn exact_order_matches_cpu<T: Scalar>() {
                 let got = gpu.download(&dx).unwrap();
                 compare(&got, expect, 1e-3).check(&what, tolerance(&a)).unwrap();
             }
+            // A preconditioner's sweep: from zero, whatever x holds.
+            let what = format!("{} {} sweep from zero on {name}", smoother.name(), T::NAME);
+            smoother.sweep_from_zero(&gpu, &dr, &mut dx).unwrap_or_else(|e| panic!("{what}: {e}"));
+            compare(&gpu.download(&dx).unwrap(), &from_zero, 1e-3).check(&what, tolerance(&a)).unwrap();
         }
     }
 }
@@ -332,6 +338,16 @@ fn multicolor_matches_its_reference<T: Scalar>() {
                 compare(&got, &expect, 1e-3).check(&what, tolerance(&a)).unwrap();
                 let plain = gpu.download(&dx_launches).unwrap();
                 assert!(got.iter().zip(&plain).all(|(g, p)| g == p), "{what}: graph and launches differ");
+            }
+            // From zero (a preconditioner's sweep), whatever x holds: the forward sweep reads
+            // only the entries of lower colors.
+            let mut from_zero = vec![T::ZERO; a.rows()];
+            order.sweep_cpu(&r, &mut from_zero).unwrap();
+            for s in [&mut smoother, &mut launches] {
+                let mut dx = gpu.upload(&random_vec::<T>(a.rows(), 9)).unwrap();
+                s.sweep_from_zero(&gpu, &dr, &mut dx).unwrap();
+                let what = format!("{what} {} from zero ({})", T::NAME, s.name());
+                compare(&gpu.download(&dx).unwrap(), &from_zero, 1e-3).check(&what, tolerance(&a)).unwrap();
             }
         }
     }

@@ -11,6 +11,15 @@ pub const DONE_FLAGS: u32 = 0;
 /// ...or the value itself, polled until it is no longer the "unset" NaN.
 pub const VALUE: u32 = 1;
 
+/// Which half of a symmetric sweep a multicolor (or level-copies) launch runs, its `sweep`
+/// argument: the backward half...
+pub const BACKWARD: u32 = 0;
+/// ...the forward half...
+pub const FORWARD: u32 = 1;
+/// ...or the forward half from x = 0 (a preconditioner's sweep): the entries of later groups
+/// multiply zeros, so they are not read.
+pub const FORWARD_FROM_ZERO: u32 = 2;
+
 /// How block tickets of the sync-free sweep map to warp slots of its row order (a slot is
 /// one row for a warp per row): tickets `wide_first .. wide_first + wide_tickets` give each
 /// warp of the block `batch` consecutive slots, every other ticket one. Batches suit a run of

@@ -36,8 +36,8 @@ pub struct LevelCopySmoother<T> {
     /// Each row's r minus its sum over earlier levels, from the forward sweep to the backward
     /// one.
     r_minus_lower: CudaSlice<T>,
-    /// The captured sweep, keyed by the addresses of r and x.
-    graph: GraphReplay<(u64, u64)>,
+    /// The captured sweeps, from any x and from zero, keyed by the addresses of r and x.
+    graphs: [GraphReplay<(u64, u64)>; 2],
     /// L2 set aside for x from the first sweep on, while the smoother lives ([`keep_in_l2`]).
     set_aside: Option<L2SetAside>,
 }
@@ -68,7 +68,7 @@ impl<T: Scalar> LevelCopySmoother<T> {
             rows: m.rows,
             copy,
             r_minus_lower: gpu.zeros(m.rows.max(1))?,
-            graph: GraphReplay::default(),
+            graphs: Default::default(),
             set_aside: None,
         })
     }
@@ -102,6 +102,17 @@ impl<T: Scalar> Smoother<T> for LevelCopySmoother<T> {
     }
 
     fn sweep(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
+        self.run(gpu, r, x, false)
+    }
+
+    fn sweep_from_zero(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
+        self.run(gpu, r, x, true)
+    }
+}
+
+impl<T: Scalar> LevelCopySmoother<T> {
+    /// A whole sweep, replayed from a CUDA graph (from zero: see `GroupedCopy::queue_sweep`).
+    fn run(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>, from_zero: bool) -> Result<()> {
         check_lengths(self.rows, r.len(), x.len())?;
         if self.rows == 0 {
             return Ok(());
@@ -109,13 +120,11 @@ impl<T: Scalar> Smoother<T> for LevelCopySmoother<T> {
         // Each level gathers x at random while its rows stream past: x is kept in L2.
         L2SetAside::hold(&mut self.set_aside, gpu, x.len() * size_of::<T>())?;
         let key = (device_ptr(gpu, r) as u64, device_ptr(gpu, x) as u64);
-        let mut graph = std::mem::take(&mut self.graph);
-        let replayed = graph.run(gpu, key, |stream| {
+        let (copy, r_minus_lower) = (&self.copy, &mut self.r_minus_lower);
+        self.graphs[from_zero as usize].run(gpu, key, |stream| {
             keep_in_l2(gpu.on(stream), x, |x| {
-                self.copy.queue_sweep(gpu.on(stream), &mut self.r_minus_lower, r, x)
+                copy.queue_sweep(gpu.on(stream), r_minus_lower, r, x, from_zero)
             })
-        });
-        self.graph = graph;
-        replayed
+        })
     }
 }

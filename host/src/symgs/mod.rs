@@ -78,6 +78,13 @@ pub trait Smoother<T: Scalar> {
     /// One symmetric sweep on A x = r: forward then backward, x updated in place. The
     /// vectors must hold finite values (check them on the host with [`cpu::check_vector`]).
     fn sweep(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()>;
+
+    /// One symmetric sweep from x = 0 (a preconditioner's), into x: what [`Smoother::sweep`]
+    /// gives after x is zeroed. Smoothers that can skip the products with those zeros do.
+    fn sweep_from_zero(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
+        gpu.memset_zeros(x)?;
+        self.sweep(gpu, r, x)
+    }
 }
 
 /// The right-hand side of a half-sweep: the given r, or (the GPU101 report's variant) the

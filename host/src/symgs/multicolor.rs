@@ -34,6 +34,7 @@
 //! CSR, each row given the lanes its color's mean row length calls for
 //! ([`CsrPlan::width_for`]).
 
+use abi::symgs::{BACKWARD, FORWARD, FORWARD_FROM_ZERO};
 use rayon::prelude::*;
 
 use super::cpu::{CpuSymgs, check_vector, checked_diagonal};
@@ -846,8 +847,9 @@ impl<T: Scalar> GroupedCopy<T> {
 
     /// Queues a symmetric sweep: the groups in order, each row keeping r minus its sum over
     /// lower groups in `r_minus_lower`, then back from the second-to-last group, each row
-    /// reading that and its entries of higher groups (and no r). The rows of a group do not
-    /// read each other, so
+    /// reading that and its entries of higher groups (and no r). `from_zero`: x holds zeros
+    /// (whatever it holds), so the forward sweep reads only the entries of lower groups. The
+    /// rows of a group do not read each other, so
     /// relaxing the last group again at once would recompute its rows from the very values
     /// they were just computed from (the same result, to rounding).
     pub(crate) fn queue_sweep(
@@ -856,24 +858,27 @@ impl<T: Scalar> GroupedCopy<T> {
         r_minus_lower: &mut CudaSlice<T>,
         r: &CudaSlice<T>,
         x: &mut CudaSlice<T>,
+        from_zero: bool,
     ) -> Result<()> {
         let groups = self.groups.len();
-        let backward = (0..groups.saturating_sub(1)).rev().map(|g| (g, 0u32));
-        for (group, forward) in (0..groups).map(|g| (g, 1u32)).chain(backward) {
-            self.queue_group(queue, group, forward, r_minus_lower, r, x)?;
+        let forward = if from_zero { FORWARD_FROM_ZERO } else { FORWARD };
+        let backward = (0..groups.saturating_sub(1)).rev().map(|g| (g, BACKWARD));
+        for (group, sweep) in (0..groups).map(|g| (g, forward)).chain(backward) {
+            self.queue_group(queue, group, sweep, r_minus_lower, r, x)?;
         }
         Ok(())
     }
 
     /// Queues the update of group `index`'s rows, x in place (`kernels::relax_color`, or
-    /// `relax_color_ell` on the sliced-ELL form): with `forward` 1 from all their entries,
-    /// keeping each row's r minus its sum over lower groups in `r_minus_lower`; with 0 from
-    /// that and their entries of higher groups.
+    /// `relax_color_ell` on the sliced-ELL form): for the forward `sweep` from all their
+    /// entries (of lower groups only from zero), keeping each row's r minus its sum over lower
+    /// groups in `r_minus_lower`; for the backward one from that and their entries of higher
+    /// groups.
     fn queue_group(
         &self,
         queue: Queue<'_>,
         index: usize,
-        forward: u32,
+        sweep: u32,
         r_minus_lower: &mut CudaSlice<T>,
         r: &CudaSlice<T>,
         x: &mut CudaSlice<T>,
@@ -887,7 +892,7 @@ impl<T: Scalar> GroupedCopy<T> {
                 kernels::relax_color_ell(
                     queue,
                     group.thread_per_row(),
-                    forward,
+                    sweep,
                     group.first,
                     group.count,
                     slice_first,
@@ -914,7 +919,7 @@ impl<T: Scalar> GroupedCopy<T> {
                 queue,
                 launch,
                 group.width,
-                forward,
+                sweep,
                 group.first,
                 group.count,
                 &self.new_to_old,
@@ -947,8 +952,8 @@ pub struct MulticolorSmoother<T> {
     /// Lanes per row set by [`MulticolorSmoother::with_lanes_per_row`].
     fixed_lanes: Option<u32>,
     use_graph: bool,
-    /// The captured sweep, keyed by the addresses of r and x.
-    graph: GraphReplay<(u64, u64)>,
+    /// The captured sweeps, from any x and from zero, keyed by the addresses of r and x.
+    graphs: [GraphReplay<(u64, u64)>; 2],
     /// L2 set aside for x from the first sweep on, while the smoother lives ([`keep_in_l2`]).
     set_aside: Option<L2SetAside>,
 }
@@ -969,7 +974,7 @@ impl<T: Scalar> MulticolorSmoother<T> {
             chosen_form: form,
             fixed_lanes: None,
             use_graph: true,
-            graph: GraphReplay::default(),
+            graphs: Default::default(),
             set_aside: None,
         })
     }
@@ -1048,7 +1053,7 @@ impl<T: Scalar> MulticolorSmoother<T> {
         }
         self.copy.groups.iter_mut().for_each(|c| c.width = lanes);
         self.fixed_lanes = Some(lanes);
-        self.graph = GraphReplay::default();
+        self.graphs = Default::default();
         Ok(self)
     }
 
@@ -1062,9 +1067,24 @@ impl<T: Scalar> MulticolorSmoother<T> {
         self.copy.groups.iter().map(|c| c.width).collect()
     }
 
-    /// Queues a whole sweep: the colors forward and back, x updated in place.
-    fn queue(&mut self, queue: Queue<'_>, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
-        self.copy.queue_sweep(queue, &mut self.r_minus_lower, r, x)
+    /// A whole sweep: the colors forward and back, x updated in place (from zero: see
+    /// [`GroupedCopy::queue_sweep`]), replayed from a CUDA graph or launched.
+    fn run(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>, from_zero: bool) -> Result<()> {
+        check_lengths(self.rows, r.len(), x.len())?;
+        if self.rows == 0 {
+            return Ok(());
+        }
+        // Each color gathers x at random while the matrix streams past: x is kept in L2.
+        L2SetAside::hold(&mut self.set_aside, gpu, x.len() * size_of::<T>())?;
+        let (copy, r_minus_lower) = (&self.copy, &mut self.r_minus_lower);
+        let mut queue = |queue: Queue<'_>, x: &mut CudaSlice<T>| {
+            keep_in_l2(queue, x, |x| copy.queue_sweep(queue, r_minus_lower, r, x, from_zero))
+        };
+        if !self.use_graph {
+            return queue(gpu.into(), x);
+        }
+        let key = (device_ptr(gpu, r) as u64, device_ptr(gpu, x) as u64);
+        self.graphs[from_zero as usize].run(gpu, key, |stream| queue(gpu.on(stream), x))
     }
 }
 
@@ -1089,20 +1109,10 @@ impl<T: Scalar> Smoother<T> for MulticolorSmoother<T> {
     }
 
     fn sweep(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
-        check_lengths(self.rows, r.len(), x.len())?;
-        if self.rows == 0 {
-            return Ok(());
-        }
-        // Each color gathers x at random while the matrix streams past: x is kept in L2.
-        L2SetAside::hold(&mut self.set_aside, gpu, x.len() * size_of::<T>())?;
-        if !self.use_graph {
-            return keep_in_l2(gpu.into(), x, |x| self.queue(gpu.into(), r, x));
-        }
-        let key = (device_ptr(gpu, r) as u64, device_ptr(gpu, x) as u64);
-        let mut graph = std::mem::take(&mut self.graph);
-        let replayed =
-            graph.run(gpu, key, |stream| keep_in_l2(gpu.on(stream), x, |x| self.queue(gpu.on(stream), r, x)));
-        self.graph = graph;
-        replayed
+        self.run(gpu, r, x, false)
+    }
+
+    fn sweep_from_zero(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
+        self.run(gpu, r, x, true)
     }
 }

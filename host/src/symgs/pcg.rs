@@ -153,10 +153,7 @@ impl<T: Scalar> CgSpace for GpuSpace<'_, '_, T> {
     }
     fn precondition(&mut self, r: &CudaSlice<T>, z: &mut CudaSlice<T>) -> Result<()> {
         match self.smoother.as_deref_mut() {
-            Some(m) => {
-                self.gpu.memset_zeros(z)?;
-                m.sweep(self.gpu, r, z)
-            }
+            Some(m) => m.sweep_from_zero(self.gpu, r, z),
             None => self.gpu.copy(r, z),
         }
     }

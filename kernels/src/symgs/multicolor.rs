@@ -7,6 +7,8 @@
 //! neither read nor write each other's values, so each launch updates x in place with full
 //! parallelism.
 
+use abi::symgs::{BACKWARD, FORWARD_FROM_ZERO};
+
 use crate::device::memory::{load_nc, load_volatile, store_volatile};
 use crate::device::thread::{
     WARP_SIZE, block_idx_x, grid_dim_x, index_1d, lane_id, sync_threads, warp_index_1d,
@@ -529,15 +531,17 @@ pub unsafe fn pattern_unsymmetric(
 /// row (a power of two, 2..=32), two loads in flight per lane as in the SpMV vector kernel.
 ///
 /// Each row's entries of lower colors come first, those of higher colors from
-/// `upper_start[k]`. The forward sweep (`forward != 0`) sums both parts and keeps r[i] minus
-/// the lower one in `r_minus_lower[k]`; the backward sweep reuses it and reads only the upper
-/// part, and no r: between a color's forward and backward updates no lower color changes (the
-/// backward sweep reaches them later), so the lower sum is the same, and the backward sweep
-/// reads half the matrix. Launch: `W` threads per row, blocks a multiple of 32.
+/// `upper_start[k]`. The forward sweep (`sweep` FORWARD) sums both parts and keeps r[i] minus
+/// the lower one in `r_minus_lower[k]`; the backward sweep (BACKWARD) reuses it and reads only
+/// the upper part, and no r: between a color's forward and backward updates no lower color
+/// changes (the backward sweep reaches them later), so the lower sum is the same, and the
+/// backward sweep reads half the matrix. From x = 0 (FORWARD_FROM_ZERO) the forward sweep
+/// reads only the lower part: the higher colors still hold zeros. (`abi::symgs`'s constants.)
+/// Launch: `W` threads per row, blocks a multiple of 32.
 #[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, T = f32 | f64)]
 #[inline(always)]
 pub unsafe fn relax_color<T: Float, const W: u32>(
-    forward: u32,
+    sweep: u32,
     first: u32,
     count: u32,
     rows_of: *const u32,
@@ -560,10 +564,14 @@ pub unsafe fn relax_color<T: Float, const W: u32>(
     } else {
         (0, 0, 0)
     };
+    let forward = sweep != BACKWARD;
     // SAFETY (both): start <= split <= end <= nnz, columns < rows.
-    let upper =
-        warp::reduce_sum_groups(unsafe { group_dot::<T, W>(split, end, lane, col_idx, values, x) }, W);
-    let lower = if forward != 0 {
+    let upper = if sweep != FORWARD_FROM_ZERO {
+        warp::reduce_sum_groups(unsafe { group_dot::<T, W>(split, end, lane, col_idx, values, x) }, W)
+    } else {
+        T::ZERO
+    };
+    let lower = if forward {
         warp::reduce_sum_groups(unsafe { group_dot::<T, W>(start, split, lane, col_idx, values, x) }, W)
     } else {
         T::ZERO
@@ -573,7 +581,7 @@ pub unsafe fn relax_color<T: Float, const W: u32>(
         // writes x[i] and r_minus_lower[row], and no row of this color reads them.
         unsafe {
             let i = load_nc(rows_of.add(row)) as usize;
-            let rest = if forward != 0 {
+            let rest = if forward {
                 let rest = load_nc(r.add(i)) - lower;
                 *r_minus_lower.add(row) = rest;
                 rest
@@ -740,13 +748,13 @@ unsafe fn ell_row(k: u32, first: u32, slice_first: u32, offsets: *const u32, wid
 
 /// As [`relax_color`] from the sliced-ELL form ([`ell_fill`]): a thread per row, whose loads
 /// of the slice's entries are coalesced across the warp (a warp holds a slice), with no
-/// shuffles. The forward sweep sums the lower and the upper blocks and keeps r[i] minus the
-/// lower sum; the backward sweep reads only the upper block. Launch: a thread per row of the
-/// group, blocks a multiple of 32.
+/// shuffles. The forward sweep sums the lower and the upper blocks (the lower alone from x =
+/// 0) and keeps r[i] minus the lower sum; the backward sweep reads only the upper block.
+/// Launch: a thread per row of the group, blocks a multiple of 32.
 #[gpu::kernel(T = f32 | f64)]
 #[allow(clippy::too_many_arguments)] // the group, its slices, the copy and the vectors
 pub unsafe fn relax_color_ell<T: Float>(
-    forward: u32,
+    sweep: u32,
     first: u32,
     count: u32,
     slice_first: u32,
@@ -769,9 +777,13 @@ pub unsafe fn relax_color_ell<T: Float>(
     // r_minus_lower[row], and no row of this group reads them.
     unsafe {
         let e = ell_row(k, first, slice_first, offsets, widths);
-        let upper = ell_dot(e.upper, e.upper_width, ell_cols, ell_values, x);
+        let upper = if sweep != FORWARD_FROM_ZERO {
+            ell_dot(e.upper, e.upper_width, ell_cols, ell_values, x)
+        } else {
+            T::ZERO
+        };
         let i = load_nc(rows_of.add(e.row)) as usize;
-        let rest = if forward != 0 {
+        let rest = if sweep != BACKWARD {
             let rest = load_nc(r.add(i)) - ell_dot(e.lower, e.lower_width, ell_cols, ell_values, x);
             *r_minus_lower.add(e.row) = rest;
             rest
