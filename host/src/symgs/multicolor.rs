@@ -847,11 +847,11 @@ impl<T: Scalar> GroupedCopy<T> {
 
     /// Queues a symmetric sweep: the groups in order, each row keeping r minus its sum over
     /// lower groups in `r_minus_lower`, then back from the second-to-last group, each row
-    /// reading that and its entries of higher groups (and no r). `from_zero`: x holds zeros
-    /// (whatever it holds), so the forward sweep reads only the entries of lower groups. The
-    /// rows of a group do not read each other, so
-    /// relaxing the last group again at once would recompute its rows from the very values
-    /// they were just computed from (the same result, to rounding).
+    /// reading that and its entries of higher groups (and no r). The rows of a group do not
+    /// read each other, so relaxing the last group again at once would recompute its rows
+    /// from the very values they were just computed from (the same result, to rounding).
+    /// `from_zero`: x counts as zeros, whatever it holds, so the forward sweep reads only the
+    /// entries of lower groups.
     pub(crate) fn queue_sweep(
         &self,
         queue: Queue<'_>,
