@@ -62,9 +62,8 @@ impl<T: Scalar> CgSpace for DistSpace<'_, '_, T> {
         };
         for (((p, m), r), z) in self.a.parts.iter().zip(smoothers.iter_mut()).zip(&r.parts).zip(&mut z.parts)
         {
-            p.gpu.memset_zeros(z)?;
             if !z.is_empty() {
-                m.sweep(&p.gpu, r, z)?;
+                m.sweep_from_zero(&p.gpu, r, z)?;
             }
         }
         Ok(())
