@@ -17,12 +17,11 @@
 //! sequential one).
 
 use super::levels::{DeviceLevels, levels_gpu};
-use super::multicolor::{GroupedCopy, pattern_symmetric};
-use super::{Direction, Smoother, SymgsMatrix, check_lengths};
+use super::multicolor::{GroupedCopy, GroupedSweeps, pattern_symmetric};
+use super::{Direction, Smoother, SymgsMatrix};
 use crate::Scalar;
 use crate::error::{Error, Result};
-use crate::gpu::{CudaSlice, Gpu, GraphReplay, L2SetAside, keep_in_l2};
-use crate::vendor::device_ptr;
+use crate::gpu::{CudaSlice, Gpu};
 
 /// Levels at most: a launch each way per sweep.
 pub const MAX_LEVELS: usize = 2048;
@@ -30,16 +29,8 @@ pub const MAX_LEVELS: usize = 2048;
 /// The level-copies smoother: exact sequential order, one launch per level and direction,
 /// replayed from a CUDA graph.
 pub struct LevelCopySmoother<T> {
-    rows: usize,
     /// The rows grouped by forward level.
-    copy: GroupedCopy<T>,
-    /// Each row's r minus its sum over earlier levels, from the forward sweep to the backward
-    /// one.
-    r_minus_lower: CudaSlice<T>,
-    /// The captured sweeps, from any x and from zero, keyed by the addresses of r and x.
-    graphs: [GraphReplay<(u64, u64)>; 2],
-    /// L2 set aside for x from the first sweep on, while the smoother lives ([`keep_in_l2`]).
-    set_aside: Option<L2SetAside>,
+    sweeps: GroupedSweeps<T>,
 }
 
 impl<T: Scalar> LevelCopySmoother<T> {
@@ -64,18 +55,12 @@ impl<T: Scalar> LevelCopySmoother<T> {
         }
         let copy = GroupedCopy::sorted(gpu, m, &level_states(gpu, &levels)?, levels.count())?
             .with_form(gpu, None)?;
-        Ok(LevelCopySmoother {
-            rows: m.rows,
-            copy,
-            r_minus_lower: gpu.zeros(m.rows.max(1))?,
-            graphs: Default::default(),
-            set_aside: None,
-        })
+        Ok(LevelCopySmoother { sweeps: GroupedSweeps::new(gpu, copy)? })
     }
 
     /// Launches per half-sweep: (forward, backward).
     pub fn level_counts(&self) -> (usize, usize) {
-        let levels = self.copy.groups().len();
+        let levels = self.sweeps.copy.groups().len();
         (levels, levels.saturating_sub(1))
     }
 }
@@ -102,29 +87,10 @@ impl<T: Scalar> Smoother<T> for LevelCopySmoother<T> {
     }
 
     fn sweep(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
-        self.run(gpu, r, x, false)
+        self.sweeps.run(gpu, r, x, false, true)
     }
 
     fn sweep_from_zero(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
-        self.run(gpu, r, x, true)
-    }
-}
-
-impl<T: Scalar> LevelCopySmoother<T> {
-    /// A whole sweep, replayed from a CUDA graph (from zero: see `GroupedCopy::queue_sweep`).
-    fn run(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>, from_zero: bool) -> Result<()> {
-        check_lengths(self.rows, r.len(), x.len())?;
-        if self.rows == 0 {
-            return Ok(());
-        }
-        // Each level gathers x at random while its rows stream past: x is kept in L2.
-        L2SetAside::hold(&mut self.set_aside, gpu, x.len() * size_of::<T>())?;
-        let key = (device_ptr(gpu, r) as u64, device_ptr(gpu, x) as u64);
-        let (copy, r_minus_lower) = (&self.copy, &mut self.r_minus_lower);
-        self.graphs[from_zero as usize].run(gpu, key, |stream| {
-            keep_in_l2(gpu.on(stream), x, |x| {
-                copy.queue_sweep(gpu.on(stream), r_minus_lower, r, x, from_zero)
-            })
-        })
+        self.sweeps.run(gpu, r, x, true, true)
     }
 }

@@ -288,37 +288,52 @@ fn jp_rounds(
     (degree_first, row_order_rounds): (u32, u32),
     state: &mut CudaSlice<u64>,
 ) -> Result<Option<usize>> {
-    let rows = pattern.n as u32;
-    let mut colored = gpu.zeros::<u32>(1)?;
-    let mut round = 0u32;
+    let finished = rounds_until_all(gpu, pattern.n, |round, colored| {
+        // SAFETY: valid square patterns (A, and A^T or A again), a state per row, one
+        // counter; blocks of 256.
+        unsafe {
+            kernels::jp_round(
+                gpu,
+                pattern.launch(),
+                pattern.n as u32,
+                round,
+                degree_first,
+                row_order_rounds,
+                pattern.transposed,
+                pattern.row_ptr,
+                pattern.col_idx,
+                pattern.t_row_ptr,
+                pattern.t_col_idx,
+                state,
+                colored,
+            )
+        }
+    })?;
+    if !finished {
+        return Ok(None);
+    }
+    Ok(Some(color_count(gpu, state)?))
+}
+
+/// Queues `round(r, counter)` for r = 0, 1, ..., [`ROUNDS_PER_CHECK`] at a time, until the
+/// rounds have counted all `rows` rows in `counter` (zeroed first): false past [`MAX_ROUNDS`].
+fn rounds_until_all(
+    gpu: &Gpu,
+    rows: usize,
+    mut round: impl FnMut(u32, &mut CudaSlice<u32>) -> Result<()>,
+) -> Result<bool> {
+    let mut counter = gpu.zeros::<u32>(1)?;
+    let mut r = 0u32;
     loop {
         for _ in 0..ROUNDS_PER_CHECK {
-            // SAFETY: valid square patterns (A, and A^T or A again), a state per row, one
-            // counter; blocks of 256.
-            unsafe {
-                kernels::jp_round(
-                    gpu,
-                    pattern.launch(),
-                    rows,
-                    round,
-                    degree_first,
-                    row_order_rounds,
-                    pattern.transposed,
-                    pattern.row_ptr,
-                    pattern.col_idx,
-                    pattern.t_row_ptr,
-                    pattern.t_col_idx,
-                    state,
-                    &mut colored,
-                )?;
-            }
-            round += 1;
+            round(r, &mut counter)?;
+            r += 1;
         }
-        if gpu.download(&colored)?[0] >= rows {
-            return Ok(Some(color_count(gpu, state)?));
+        if gpu.download(&counter)?[0] as usize >= rows {
+            return Ok(true);
         }
-        if round >= MAX_ROUNDS {
-            return Ok(None);
+        if r >= MAX_ROUNDS {
+            return Ok(false);
         }
     }
 }
@@ -331,40 +346,29 @@ fn smallest_last_ranks(
     degrees: &CudaSlice<u64>,
 ) -> Result<Option<CudaSlice<u32>>> {
     let (n, rows, launch) = (pattern.n, pattern.n as u32, pattern.launch());
-    let (mut degree, mut rank) = (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?);
-    let (mut least, mut peeled) = (gpu.zeros::<u32>(2)?, gpu.zeros::<u32>(1)?);
+    let (mut degree, mut rank, mut least) =
+        (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(2)?);
     // SAFETY (every launch): a state, a degree and a rank per row; two words of `least`, one
     // counter; valid square patterns.
     unsafe { kernels::sl_init(gpu, launch, rows, degrees, &mut degree, &mut rank)? };
-    let mut round = 0u32;
-    loop {
-        for _ in 0..ROUNDS_PER_CHECK {
-            unsafe {
-                kernels::sl_least(gpu, launch, rows, round, &degree, &rank, &mut least)?;
-                kernels::sl_peel(gpu, launch, rows, round, &degree, &mut rank, &mut least, &mut peeled)?;
-                kernels::sl_unlink(
-                    gpu,
-                    launch,
-                    rows,
-                    round,
-                    pattern.transposed,
-                    pattern.row_ptr,
-                    pattern.col_idx,
-                    pattern.t_row_ptr,
-                    pattern.t_col_idx,
-                    &mut degree,
-                    &rank,
-                )?;
-            }
-            round += 1;
-        }
-        if gpu.download(&peeled)?[0] >= rows {
-            return Ok(Some(rank));
-        }
-        if round >= MAX_ROUNDS {
-            return Ok(None);
-        }
-    }
+    let finished = rounds_until_all(gpu, n, |round, peeled| unsafe {
+        kernels::sl_least(gpu, launch, rows, round, &degree, &rank, &mut least)?;
+        kernels::sl_peel(gpu, launch, rows, round, &degree, &mut rank, &mut least, peeled)?;
+        kernels::sl_unlink(
+            gpu,
+            launch,
+            rows,
+            round,
+            pattern.transposed,
+            pattern.row_ptr,
+            pattern.col_idx,
+            pattern.t_row_ptr,
+            pattern.t_col_idx,
+            &mut degree,
+            &rank,
+        )
+    })?;
+    Ok(finished.then_some(rank))
 }
 
 /// A matrix renumbered color by color, with what it takes to go back and forth.
@@ -852,7 +856,7 @@ impl<T: Scalar> GroupedCopy<T> {
     /// from the very values they were just computed from (the same result, to rounding).
     /// `from_zero`: x counts as zeros, whatever it holds, so the forward sweep reads only the
     /// entries of lower groups.
-    pub(crate) fn queue_sweep(
+    fn queue_sweep(
         &self,
         queue: Queue<'_>,
         r_minus_lower: &mut CudaSlice<T>,
@@ -936,26 +940,71 @@ impl<T: Scalar> GroupedCopy<T> {
     }
 }
 
+/// A [`GroupedCopy`] and what its sweeps keep from one call to the next: the multicolor and
+/// the level-copies smoothers sweep through it.
+pub(crate) struct GroupedSweeps<T> {
+    pub(crate) copy: GroupedCopy<T>,
+    /// Each row's r minus its sum over lower groups, from the forward sweep to the backward
+    /// one.
+    r_minus_lower: CudaSlice<T>,
+    /// The captured sweeps, from any x and from zero, keyed by the addresses of r and x.
+    graphs: [GraphReplay<(u64, u64)>; 2],
+    /// L2 set aside for x from the first sweep on, while this lives ([`keep_in_l2`]).
+    set_aside: Option<L2SetAside>,
+}
+
+impl<T: Scalar> GroupedSweeps<T> {
+    pub(crate) fn new(gpu: &Gpu, copy: GroupedCopy<T>) -> Result<Self> {
+        let r_minus_lower = gpu.zeros(copy.new_to_old.len().max(1))?;
+        Ok(GroupedSweeps { copy, r_minus_lower, graphs: Default::default(), set_aside: None })
+    }
+
+    /// Drops the captured sweeps (the copy's launches changed).
+    fn forget_graphs(&mut self) {
+        self.graphs = Default::default();
+    }
+
+    /// A symmetric sweep, x updated in place (from zero: see [`GroupedCopy::queue_sweep`]),
+    /// replayed from a CUDA graph, or launched without `use_graph`.
+    pub(crate) fn run(
+        &mut self,
+        gpu: &Gpu,
+        r: &CudaSlice<T>,
+        x: &mut CudaSlice<T>,
+        from_zero: bool,
+        use_graph: bool,
+    ) -> Result<()> {
+        let rows = self.copy.new_to_old.len();
+        check_lengths(rows, r.len(), x.len())?;
+        if rows == 0 {
+            return Ok(());
+        }
+        // Each group gathers x at random while its rows stream past: x is kept in L2.
+        L2SetAside::hold(&mut self.set_aside, gpu, x.len() * size_of::<T>())?;
+        let (copy, r_minus_lower) = (&self.copy, &mut self.r_minus_lower);
+        let mut queue = |queue: Queue<'_>, x: &mut CudaSlice<T>| {
+            keep_in_l2(queue, x, |x| copy.queue_sweep(queue, r_minus_lower, r, x, from_zero))
+        };
+        if !use_graph {
+            return queue(gpu.into(), x);
+        }
+        let key = (device_ptr(gpu, r) as u64, device_ptr(gpu, x) as u64);
+        self.graphs[from_zero as usize].run(gpu, key, |stream| queue(gpu.on(stream), x))
+    }
+}
+
 /// The multicolor smoother on the GPU: its own copy of the matrix with the rows in color
 /// order ([`GroupedCopy`]). The forward sweep keeps each row's sum over its lower colors,
 /// which no launch changes before the row's backward update, so the backward sweep reads only
 /// the upper parts.
 pub struct MulticolorSmoother<T> {
-    rows: usize,
-    copy: GroupedCopy<T>,
-    /// Each row's r minus its sum over lower colors, from the forward sweep to the backward
-    /// one.
-    r_minus_lower: CudaSlice<T>,
+    sweeps: GroupedSweeps<T>,
     method: Option<ColoringMethod>,
     /// The form asked for ([`MulticolorSmoother::from_matrix_as`]), if any.
     chosen_form: Option<CopyForm>,
     /// Lanes per row set by [`MulticolorSmoother::with_lanes_per_row`].
     fixed_lanes: Option<u32>,
     use_graph: bool,
-    /// The captured sweeps, from any x and from zero, keyed by the addresses of r and x.
-    graphs: [GraphReplay<(u64, u64)>; 2],
-    /// L2 set aside for x from the first sweep on, while the smoother lives ([`keep_in_l2`]).
-    set_aside: Option<L2SetAside>,
 }
 
 impl<T: Scalar> MulticolorSmoother<T> {
@@ -965,17 +1014,12 @@ impl<T: Scalar> MulticolorSmoother<T> {
         method: Option<ColoringMethod>,
         form: Option<CopyForm>,
     ) -> Result<Self> {
-        let rows = copy.new_to_old.len();
         Ok(MulticolorSmoother {
-            rows,
-            copy: copy.with_form(gpu, form)?,
-            r_minus_lower: gpu.zeros(rows)?,
+            sweeps: GroupedSweeps::new(gpu, copy.with_form(gpu, form)?)?,
             method,
             chosen_form: form,
             fixed_lanes: None,
             use_graph: true,
-            graphs: Default::default(),
-            set_aside: None,
         })
     }
 
@@ -1006,18 +1050,18 @@ impl<T: Scalar> MulticolorSmoother<T> {
 
     /// Colors read in sliced-ELL form ([`CopyForm`]); the others are read in CSR.
     pub fn ell_colors(&self) -> usize {
-        self.copy.ell_groups()
+        self.sweeps.copy.ell_groups()
     }
 
     /// Entries of the sliced-ELL form, padding included, per nonzero of the copy, over all
     /// colors (not worked out when the CSR form was asked for).
     pub fn ell_padding(&self) -> Option<f64> {
-        self.copy.ell_padding
+        self.sweeps.copy.ell_padding
     }
 
     /// Row k of the colored copy is row `new_to_old[k]` of A.
     pub fn new_to_old(&self, gpu: &Gpu) -> Result<Vec<u32>> {
-        gpu.download(&self.copy.new_to_old)
+        gpu.download(&self.sweeps.copy.new_to_old)
     }
 
     /// Uploads `a`, colors it on the GPU (the default [`ColoringMethod`]) and sorts it by color there.
@@ -1051,40 +1095,20 @@ impl<T: Scalar> MulticolorSmoother<T> {
                     .into(),
             ));
         }
-        self.copy.groups.iter_mut().for_each(|c| c.width = lanes);
+        self.sweeps.copy.groups.iter_mut().for_each(|c| c.width = lanes);
         self.fixed_lanes = Some(lanes);
-        self.graphs = Default::default();
+        self.sweeps.forget_graphs();
         Ok(self)
     }
 
     /// Colors (nonempty ones; launches per half-sweep).
     pub fn colors(&self) -> usize {
-        self.copy.groups.len()
+        self.sweeps.copy.groups.len()
     }
 
     /// Lanes per row of each color's launch.
     pub fn widths(&self) -> Vec<u32> {
-        self.copy.groups.iter().map(|c| c.width).collect()
-    }
-
-    /// A whole sweep: the colors forward and back, x updated in place (from zero: see
-    /// [`GroupedCopy::queue_sweep`]), replayed from a CUDA graph or launched.
-    fn run(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>, from_zero: bool) -> Result<()> {
-        check_lengths(self.rows, r.len(), x.len())?;
-        if self.rows == 0 {
-            return Ok(());
-        }
-        // Each color gathers x at random while the matrix streams past: x is kept in L2.
-        L2SetAside::hold(&mut self.set_aside, gpu, x.len() * size_of::<T>())?;
-        let (copy, r_minus_lower) = (&self.copy, &mut self.r_minus_lower);
-        let mut queue = |queue: Queue<'_>, x: &mut CudaSlice<T>| {
-            keep_in_l2(queue, x, |x| copy.queue_sweep(queue, r_minus_lower, r, x, from_zero))
-        };
-        if !self.use_graph {
-            return queue(gpu.into(), x);
-        }
-        let key = (device_ptr(gpu, r) as u64, device_ptr(gpu, x) as u64);
-        self.graphs[from_zero as usize].run(gpu, key, |stream| queue(gpu.on(stream), x))
+        self.sweeps.copy.groups.iter().map(|c| c.width).collect()
     }
 }
 
@@ -1109,10 +1133,10 @@ impl<T: Scalar> Smoother<T> for MulticolorSmoother<T> {
     }
 
     fn sweep(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
-        self.run(gpu, r, x, false)
+        self.sweeps.run(gpu, r, x, false, self.use_graph)
     }
 
     fn sweep_from_zero(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
-        self.run(gpu, r, x, true)
+        self.sweeps.run(gpu, r, x, true, self.use_graph)
     }
 }
