@@ -7,9 +7,10 @@ use super::random_value;
 use crate::Scalar;
 use crate::sparse::{Coo, Csr};
 
-/// Named edge cases: no rows, no columns, 1x1, all-empty, a single row or column, empty rows,
-/// one row far longer than a warp, hack or block, tall and wide shapes, sizes that are no
-/// multiple of 2, 8 or 32, summed duplicates, a dense block. Values are never zero.
+/// Named edge cases: no rows, no columns, 1x1, all-empty, a single row or column, empty rows
+/// (and long runs of them), one row far longer than a warp, hack or block, tall and wide
+/// shapes, sizes that are no multiple of 2, 8 or 32, summed duplicates, a dense block. Values
+/// are never zero.
 pub fn edge_cases<T: Scalar>() -> Vec<(String, Csr<T>)> {
     let mut rng = StdRng::seed_from_u64(7);
     let mut cases = Vec::new();
@@ -50,6 +51,12 @@ pub fn edge_cases<T: Scalar>() -> Vec<(String, Csr<T>)> {
         dense_column.push(row, 0, T::from_f64(random_value(&mut rng)));
     }
     add("1500x1500 one dense column", dense_column);
+
+    // Runs of empty rows before, between and after the others (many merge-path tiles of them).
+    add(
+        "3000x500 empty runs",
+        random_coo(&mut rng, 3000, 500, 0.02, |row| (1000..1700).contains(&row) || row == 2100),
+    );
 
     // Each entry given in up to three pieces, out of order: conversion must sum them.
     let mut duplicates = Coo::new(20, 20);
