@@ -22,14 +22,13 @@ pub const TRSM_COLS: u32 = 16;
 
 /// Shared bytes of the panel kernel for `rows_per_block` rows of a panel `nb` wide: the rows
 /// (padded to nb + 1), the pivot row and the inverse pivots (nb each), 32 values of scratch,
-/// 32 row indices, and the block's candidate (a value and a row), each part starting on a
-/// 16-byte boundary.
+/// 32 row indices, and the block's candidate row, each part starting on a 16-byte boundary.
 pub const fn panel_shared_bytes(rows_per_block: usize, nb: usize, elem_size: usize) -> usize {
     round16(rows_per_block * (nb + 1) * elem_size)
         + 2 * round16(nb * elem_size)
         + round16(32 * elem_size)
         + 32 * 4
-        + 2 * 16
+        + 16
 }
 
 /// Tagged words (`kernels::device::tagged`, 4 bytes of a value each) per value.

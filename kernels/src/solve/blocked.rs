@@ -90,8 +90,7 @@ pub unsafe fn panel<T: Float, const NB: u32>(
     let inverse_pivots = pivot_row.after::<T>(NB);
     let scratch = inverse_pivots.after::<T>(NB);
     let scratch_rows = scratch.after::<u32>(32);
-    let block_candidate = scratch_rows.after::<T>(32); // |pivot|, then its row
-    let block_candidate_row = block_candidate.after::<u32>(1);
+    let block_candidate_row = scratch_rows.after::<u32>(32);
     let lowest = T::ZERO - T::ONE; // below every |value|
     // Thread t works on column t % 64 of rows t / 64, t / 64 + 4, ...
     let (col, row_step) = (tid % NB, THREADS / NB);
@@ -121,31 +120,32 @@ pub unsafe fn panel<T: Float, const NB: u32>(
     for c in 0..width {
         let d = k0 + c; // the diagonal row
         let (parity, tag) = (c % 2, epoch + c);
-        // 1. This block's candidate: the first largest |a[row][d]| over its rows >= d, all in
-        // warp 0.
+        // 1. This block's candidate, the first largest |a[row][d]| over its rows >= d: found and
+        // published by warp 0.
         if warp_id() == 0 {
             let (value, row) = warp::reduce_max_index(best, best_row);
             if lane_id() == 0 {
-                // SAFETY: one value and one row, read after the barrier below.
+                // It goes out at once: it depends on column c alone, which warp 0 updated.
+                // SAFETY: the slot lies inside `exchange`; one row in shared memory, read after
+                // the barrier below.
                 unsafe {
-                    block_candidate.set(0, value);
+                    let slot = slot_of(parity, block);
+                    row.publish(slot, tag);
+                    value.publish(slot.add(1), tag);
                     block_candidate_row.set(0, row);
                 }
             }
         }
         sync_threads();
         // SAFETY: written before the barrier.
-        let (block_best, block_row) = unsafe { (block_candidate.get(0), block_candidate_row.get(0)) };
+        let block_row = unsafe { block_candidate_row.get(0) };
 
-        // 2. Publish it with its whole row, and the diagonal row (the swap partner).
+        // 2. Its whole row (the other warps' columns are final after the barrier), and the
+        // diagonal row (the swap partner).
         let slot = slot_of(parity, block);
         // SAFETY: slots and diagonal rows lie inside `exchange`; values < width <= NB; rows
         // read from shared are owned ones.
         unsafe {
-            if tid == 0 {
-                block_row.publish(slot, tag);
-                block_best.publish(slot.add(1), tag);
-            }
             if block_row != u32::MAX && tid < width {
                 let value = tile.get((block_row - first) * stride + tid);
                 value.publish(row_values(slot).add((tid * words) as usize), tag);
