@@ -87,10 +87,10 @@ impl<T: Scalar> Smoother<T> for LevelCopySmoother<T> {
     }
 
     fn sweep(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
-        self.sweeps.run(gpu, r, x, false, true)
+        self.sweeps.run(gpu, r, x, false)
     }
 
     fn sweep_from_zero(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
-        self.sweeps.run(gpu, r, x, true, true)
+        self.sweeps.run(gpu, r, x, true)
     }
 }

@@ -951,12 +951,20 @@ pub(crate) struct GroupedSweeps<T> {
     graphs: [GraphReplay<(u64, u64)>; 2],
     /// L2 set aside for x from the first sweep on, while this lives ([`keep_in_l2`]).
     set_aside: Option<L2SetAside>,
+    /// Sweeps replayed from CUDA graphs (the default), or launched one by one.
+    use_graph: bool,
 }
 
 impl<T: Scalar> GroupedSweeps<T> {
     pub(crate) fn new(gpu: &Gpu, copy: GroupedCopy<T>) -> Result<Self> {
         let r_minus_lower = gpu.zeros(copy.new_to_old.len().max(1))?;
-        Ok(GroupedSweeps { copy, r_minus_lower, graphs: Default::default(), set_aside: None })
+        Ok(GroupedSweeps {
+            copy,
+            r_minus_lower,
+            graphs: Default::default(),
+            set_aside: None,
+            use_graph: true,
+        })
     }
 
     /// Drops the captured sweeps (the copy's launches changed).
@@ -972,7 +980,6 @@ impl<T: Scalar> GroupedSweeps<T> {
         r: &CudaSlice<T>,
         x: &mut CudaSlice<T>,
         from_zero: bool,
-        use_graph: bool,
     ) -> Result<()> {
         let rows = self.copy.new_to_old.len();
         check_lengths(rows, r.len(), x.len())?;
@@ -985,7 +992,7 @@ impl<T: Scalar> GroupedSweeps<T> {
         let mut queue = |queue: Queue<'_>, x: &mut CudaSlice<T>| {
             keep_in_l2(queue, x, |x| copy.queue_sweep(queue, r_minus_lower, r, x, from_zero))
         };
-        if !use_graph {
+        if !self.use_graph {
             return queue(gpu.into(), x);
         }
         let key = (device_ptr(gpu, r) as u64, device_ptr(gpu, x) as u64);
@@ -994,9 +1001,9 @@ impl<T: Scalar> GroupedSweeps<T> {
 }
 
 /// The multicolor smoother on the GPU: its own copy of the matrix with the rows in color
-/// order ([`GroupedCopy`]). The forward sweep keeps each row's sum over its lower colors,
-/// which no launch changes before the row's backward update, so the backward sweep reads only
-/// the upper parts.
+/// order ([`GroupedCopy`]). The forward sweep keeps each row's r minus its sum over its lower
+/// colors, which no launch changes before the row's backward update, so the backward sweep
+/// reads only the upper parts.
 pub struct MulticolorSmoother<T> {
     sweeps: GroupedSweeps<T>,
     method: Option<ColoringMethod>,
@@ -1004,7 +1011,6 @@ pub struct MulticolorSmoother<T> {
     chosen_form: Option<CopyForm>,
     /// Lanes per row set by [`MulticolorSmoother::with_lanes_per_row`].
     fixed_lanes: Option<u32>,
-    use_graph: bool,
 }
 
 impl<T: Scalar> MulticolorSmoother<T> {
@@ -1019,7 +1025,6 @@ impl<T: Scalar> MulticolorSmoother<T> {
             method,
             chosen_form: form,
             fixed_lanes: None,
-            use_graph: true,
         })
     }
 
@@ -1077,7 +1082,7 @@ impl<T: Scalar> MulticolorSmoother<T> {
     /// Replays each sweep from a CUDA graph (the default; captured at the first sweep with
     /// given r and x) or launches every kernel each time.
     pub fn use_graph(mut self, yes: bool) -> Self {
-        self.use_graph = yes;
+        self.sweeps.use_graph = yes;
         self
     }
 
@@ -1124,7 +1129,7 @@ impl<T: Scalar> Smoother<T> for MulticolorSmoother<T> {
             Some(CopyForm::SlicedEll) => "-ell",
         };
         let lanes = self.fixed_lanes.map_or(String::new(), |l| format!("-{l}lanes"));
-        let graph = if self.use_graph { "" } else { "-launches" };
+        let graph = if self.sweeps.use_graph { "" } else { "-launches" };
         format!("multicolor{method}{form}{lanes}{graph}")
     }
 
@@ -1133,10 +1138,10 @@ impl<T: Scalar> Smoother<T> for MulticolorSmoother<T> {
     }
 
     fn sweep(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
-        self.sweeps.run(gpu, r, x, false, self.use_graph)
+        self.sweeps.run(gpu, r, x, false)
     }
 
     fn sweep_from_zero(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
-        self.sweeps.run(gpu, r, x, true, self.use_graph)
+        self.sweeps.run(gpu, r, x, true)
     }
 }
