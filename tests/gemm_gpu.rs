@@ -83,9 +83,9 @@ fn gemm_errors_name_the_problem() {
 
 /// The TF32 kernels and cuBLAS in TF32 mode against the f64 reference, entry by entry within
 /// their TF32 bound on |A| |B| (inputs rounded, or truncated: `tf32-wgmma` and cuBLAS); and
-/// less accurate than f32 (so the tensor cores did round). The
-/// warpgroup-MMA kernel runs where k and n are multiples of 4 (the shapes added for it: edges
-/// of its 256 x 128 x 32 tiles), the mma.sync one elsewhere.
+/// less accurate than f32 (so the tensor cores did round). Where k or n is not a multiple of 4,
+/// both run on copies of A or B in aligned rows (the shapes added for the
+/// warpgroup-MMA kernel: edges of its 256 x 128 x 32 tiles).
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn tf32_gemm_within_its_error_bound() {

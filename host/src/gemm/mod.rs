@@ -10,7 +10,8 @@ use std::sync::Arc;
 use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::gpu::{
-    CudaSlice, Gpu, Launch, MatrixView, Queue, as_f32, as_f32_mut, as_f64, as_f64_mut, tensor_map,
+    CudaSlice, Gpu, Launch, MatrixView, MatrixViewMut, Queue, as_f32, as_f32_mut, as_f64, as_f64_mut,
+    tensor_map,
 };
 use crate::kernels::gemm as kernels;
 
@@ -47,8 +48,9 @@ pub enum GemmKernel {
     Tf32,
     /// f32 on TF32 tensor cores through Hopper's warpgroup MMA (`wgmma`, the sm_90a module
     /// only: H100 and H200), the inputs truncated to TF32 by the tensor cores: its error is
-    /// [`tf32_truncated_error_bound`]'s order. Rows of A and B must be
-    /// 16-byte chunks (k and n multiples of 4); other shapes run on `Tf32`.
+    /// [`tf32_truncated_error_bound`]'s order. The copy engine reads rows that
+    /// start 16-byte aligned: where k or n is not a multiple of 4, A or B is copied into aligned
+    /// rows first.
     Tf32Wgmma,
 }
 
@@ -165,7 +167,13 @@ pub fn gemm<T: Scalar>(
                         kernel.name()
                     )));
                 }
-                kernels::pipelined::pipelined(gpu, pipelined_launch::<T>(m, n), m32, n32, k32, a, b, c)
+                let launch = pipelined_launch::<T>(m, n);
+                let (a_copy, b_copy) = (aligned_rows(gpu, m, k, a)?, aligned_rows(gpu, k, n, b)?);
+                if a_copy.is_none() && b_copy.is_none() {
+                    return kernels::pipelined::pipelined(gpu, launch, m32, n32, k32, a, b, c);
+                }
+                let (a, b) = (aligned_view(a, &a_copy, m, k)?, aligned_view(b, &b_copy, k, n)?);
+                kernels::pipelined::strided(gpu, launch, m32, n32, k32, a, b, c)
             }
             GemmKernel::Tf32Wgmma => {
                 let (Some(a32), Some(b32), Some(c32), true) =
@@ -176,7 +184,7 @@ pub fn gemm<T: Scalar>(
                     ));
                 };
                 // (A tensor map cannot describe an empty matrix.)
-                if k == 0 || !(k.is_multiple_of(4) && n.is_multiple_of(4)) {
+                if k == 0 {
                     return gemm(gpu, GemmKernel::Tf32, m, n, k, a, b, c);
                 }
                 tf32_wgmma(gpu, m, n, k, a32, b32, c32)
@@ -203,8 +211,8 @@ pub fn gemm<T: Scalar>(
     }
 }
 
-/// `tf32-wgmma` on dense matrices. Rows of A and B must be 16-byte chunks (k and n multiples of
-/// 4).
+/// `tf32-wgmma` on dense matrices. The copy engine reads rows that start 16-byte aligned: A or
+/// B whose rows do not (k or n not a multiple of 4) goes through a copy in aligned rows.
 fn tf32_wgmma(
     gpu: &Gpu,
     m: usize,
@@ -214,10 +222,61 @@ fn tf32_wgmma(
     b: &CudaSlice<f32>,
     c: &mut CudaSlice<f32>,
 ) -> Result<()> {
-    let maps = wgmma_maps(gpu.into(), &MatrixView::full(a, m, k)?, &MatrixView::full(b, k, n)?, true)?;
+    let (a_copy, b_copy) = (aligned_rows(gpu, m, k, a)?, aligned_rows(gpu, k, n, b)?);
+    let (a_view, b_view) = (aligned_view(a, &a_copy, m, k)?, aligned_view(b, &b_copy, k, n)?);
+    if !(tensor_map::swizzle_fits(&a_view) && tensor_map::swizzle_fits(&b_view)) {
+        // (No room for the copies.)
+        return gemm(gpu, GemmKernel::Tf32, m, n, k, a, b, c);
+    }
+    let maps = wgmma_maps(gpu.into(), &a_view, &b_view, true)?;
     // SAFETY: the maps describe A (m x k) and B (k x n), and live until the kernel is done (the
     // stream orders their release after it); C holds m x n (checked).
     unsafe { kernels::wgmma::tf32(gpu, wgmma_launch(m, n, true), m as u32, n as u32, k as u32, &*maps, c) }
+}
+
+/// A copy of the dense rows x cols matrix `a` with rows starting on 128-byte lines, where its
+/// own rows are not 16-byte aligned: the `cp.async` and copy-engine kernels then copy its tiles
+/// 16 bytes at a time (`kernels/src/gemm/aligned_rows.rs`). `None` where the rows are aligned
+/// already, or where the copy does not fit in device memory (the pipelined kernel then copies
+/// element by element).
+fn aligned_rows<T: Scalar>(
+    gpu: &Gpu,
+    rows: usize,
+    cols: usize,
+    a: &CudaSlice<T>,
+) -> Result<Option<CudaSlice<T>>> {
+    if (cols * size_of::<T>()).is_multiple_of(16) || rows == 0 {
+        return Ok(None);
+    }
+    let ld = cols.next_multiple_of(128 / size_of::<T>());
+    if rows.checked_mul(ld).is_none_or(|len| len > u32::MAX as usize) {
+        return Ok(None);
+    }
+    let mut copy = match gpu.zeros::<T>(rows * ld) {
+        Ok(copy) => copy,
+        Err(Error::OutOfMemory { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    const THREADS: u32 = 256;
+    let launch =
+        Launch::grid_2d((cols.div_ceil(THREADS as usize) as u32, rows.min(65_535) as u32), (THREADS, 1));
+    let dst = MatrixViewMut::new(&mut copy, 0, rows, cols, ld)?;
+    // SAFETY: `a` holds rows x cols values (checked by the caller), `dst` a rows x cols block.
+    unsafe { kernels::aligned_rows::copy_rows(gpu, launch, rows as u32, cols as u32, a, dst)? };
+    Ok(Some(copy))
+}
+
+/// The rows x cols matrix `a`, or its copy in aligned rows ([`aligned_rows`]).
+fn aligned_view<'a, T>(
+    a: &'a CudaSlice<T>,
+    copy: &'a Option<CudaSlice<T>>,
+    rows: usize,
+    cols: usize,
+) -> Result<MatrixView<'a, T>> {
+    match copy {
+        Some(copy) => MatrixView::new(copy, 0, rows, cols, copy.len() / rows),
+        None => MatrixView::full(a, rows, cols),
+    }
 }
 
 /// The tensor maps of the `wgmma` kernels' A and B (`gemm::wgmma`, and the update's), on the

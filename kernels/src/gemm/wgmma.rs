@@ -54,8 +54,9 @@ const _: () = assert!(WGMMA_BN == 64 * (MMA_WARPS / 4), "each computing warpgrou
 /// of products in flight while they read the next k-tile's fragments. `maps` holds two tensor
 /// maps (16 words each, the host's `cuTensorMapEncodeTiled`, 128-byte swizzle): A in
 /// WGMMA_BK x (WGMMA_BM / WGMMA_CLUSTER) boxes and B in BOX x WGMMA_BK boxes; the engine fills
-/// zeros past the edges, so the copies need no addresses or bounds. k and n must be multiples
-/// of 4 (rows of 16-byte chunks). Launch (`gemm::wgmma_launch`): ceil(m / WGMMA_BM) tile rows
+/// zeros past the edges, so the copies need no addresses or bounds. Rows of A and B must start
+/// on 16-byte boundaries (where k or n is not a multiple of 4, the host copies the matrix into
+/// rows that do). Launch (`gemm::wgmma_launch`): ceil(m / WGMMA_BM) tile rows
 /// times ceil(n / WGMMA_BN) tile columns rounded up to whole clusters, blocks in a 1D grid,
 /// WGMMA_THREADS threads, `abi::gemm::wgmma_shared_bytes()` of dynamic shared memory.
 ///

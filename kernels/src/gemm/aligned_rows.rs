@@ -1,0 +1,28 @@
+//! Aligned rows for the `cp.async` and copy-engine GEMMs ([`super::pipelined`], [`super::wgmma`]):
+//! they copy tiles 16 bytes at a time only where every row of a matrix starts on a 16-byte
+//! boundary (the pipelined kernel copies element by element otherwise, the copy engine not at
+//! all), and fastest where rows start on 128-byte lines. A matrix whose rows are not 16-byte
+//! aligned (k or n not a multiple of 16 bytes' worth of elements) is first copied into rows
+//! that start on lines (PERF.md).
+
+use abi::StridedMut;
+
+use crate::device::Float;
+use crate::device::thread::{block_dim_x, block_idx_x, block_idx_y, grid_dim_y, thread_idx_x};
+
+/// dst[r][c] = a[r][c] for a dense rows x cols matrix `a` and `dst` a block of the same shape
+/// with rows `dst.ld` apart. Launch: a 2D grid, x over the columns (one thread each), y over
+/// the rows (each block row takes every `grid_dim_y`-th row).
+#[gpu::kernel(T = f32 | f64)]
+pub unsafe fn copy_rows<T: Float>(rows: u32, cols: u32, a: *const T, dst: StridedMut<T>) {
+    let col = block_idx_x() * block_dim_x() + thread_idx_x();
+    if col >= cols {
+        return;
+    }
+    let mut row = block_idx_y();
+    while row < rows {
+        // SAFETY: row < rows and col < cols, inside both matrices.
+        unsafe { *dst.at(row, col) = *a.add(row as usize * cols as usize + col as usize) };
+        row += grid_dim_y();
+    }
+}
