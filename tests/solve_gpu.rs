@@ -128,8 +128,7 @@ fn blocked_lu_at_panel_boundaries_with_either_update() {
             lu.solve(&gpu, 1, &db, &mut dx).unwrap();
             check_solution(&what, &a, &gpu.download(&dx).unwrap(), &b, 1, &cpu_x, 1e-9);
             // The factors themselves: P A = L U.
-            let (factors, pivots) = lu.factors();
-            let (f, pivots) = (gpu.download(factors).unwrap(), gpu.download(pivots).unwrap());
+            let (f, pivots) = lu.download_factors(&gpu).unwrap();
             let mut pa = a.data.clone();
             for (i, &p) in pivots.iter().enumerate() {
                 for j in 0..n {

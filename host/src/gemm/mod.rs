@@ -10,8 +10,7 @@ use std::sync::Arc;
 use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::gpu::{
-    CudaSlice, Gpu, Launch, MatrixView, MatrixViewMut, Queue, as_f32, as_f32_mut, as_f64, as_f64_mut,
-    tensor_map,
+    CudaSlice, Gpu, Launch, MatrixView, Queue, as_f32, as_f32_mut, as_f64, as_f64_mut, tensor_map,
 };
 use crate::kernels::gemm as kernels;
 
@@ -257,13 +256,35 @@ fn aligned_rows<T: Scalar>(
         Err(Error::OutOfMemory { .. }) => return Ok(None),
         Err(e) => return Err(e),
     };
+    copy_rows(gpu, a, (rows, cols), &mut copy, ld)?;
+    Ok(Some(copy))
+}
+
+/// Queues `dst` = the dense rows x cols matrix `a`, `dst` with rows `ld` apart.
+pub(crate) fn copy_rows<T: Scalar>(
+    gpu: &Gpu,
+    a: &CudaSlice<T>,
+    (rows, cols): (usize, usize),
+    dst: &mut CudaSlice<T>,
+    ld: usize,
+) -> Result<()> {
+    let fits = rows == 0 || (ld >= cols && dst.len() >= (rows - 1) * ld + cols);
+    if a.len() != rows * cols || !fits {
+        return Err(Error::InvalidInput(format!(
+            "a copy of {} values as {rows} x {cols} into {} values with rows {ld} apart",
+            a.len(),
+            dst.len()
+        )));
+    }
+    if rows == 0 || cols == 0 {
+        return Ok(());
+    }
     const THREADS: u32 = 256;
     let launch =
         Launch::grid_2d((cols.div_ceil(THREADS as usize) as u32, rows.min(65_535) as u32), (THREADS, 1));
-    let dst = MatrixViewMut::new(&mut copy, 0, rows, cols, ld)?;
-    // SAFETY: `a` holds rows x cols values (checked by the caller), `dst` a rows x cols block.
-    unsafe { kernels::aligned_rows::copy_rows(gpu, launch, rows as u32, cols as u32, a, dst)? };
-    Ok(Some(copy))
+    let (rows, cols, ld) = (rows as u32, cols as u32, ld as u32);
+    // SAFETY: `a` holds rows x cols values and `dst` rows of `ld` >= cols values (checked).
+    unsafe { kernels::aligned_rows::copy_rows(gpu, launch, rows, cols, a, dst, ld) }
 }
 
 /// The rows x cols matrix `a`, or its copy in aligned rows ([`aligned_rows`]).

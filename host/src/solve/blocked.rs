@@ -20,6 +20,7 @@ use super::{
 };
 use crate::Scalar;
 use crate::error::{Error, Result};
+use crate::gemm::copy_rows;
 use crate::gemm::update::{UpdateKernel, update};
 use crate::gpu::{CudaEvent, CudaSlice, CudaStream, Gpu, Launch, MatrixView, MatrixViewMut, Queue};
 use crate::kernels::solve::blocked as kernels;
@@ -72,8 +73,11 @@ pub struct BlockedLu<T> {
     panel_width: usize,
     exchange: PanelExchange,
     sms: usize,
-    /// L (unit, below the diagonal) and U, row-major n x n.
+    /// L (unit, below the diagonal) and U, row-major n x n, rows `ld` apart.
     lu: CudaSlice<T>,
+    /// n rounded up to 128 bytes: every row starts on a line, so the tensor-core updates copy
+    /// 16-byte chunks and the copy engine can read the blocks, whatever n is.
+    ld: usize,
     /// LAPACK's ipiv (0-based): row i was swapped with row pivots[i] at step i.
     pivots: CudaSlice<u32>,
     /// Row i of P A is row perm[i] of A.
@@ -104,8 +108,9 @@ impl<T: Scalar> BlockedLu<T> {
         // The factor, the getrs vectors and the panel kernel's scratch.
         let exchange_words =
             abi::solve::panel_exchange_words(sms.min(MAX_PANEL_BLOCKS), MAX_NB, size_of::<T>());
+        let ld = n.next_multiple_of(128 / size_of::<T>());
         Footprint::new(format!("the blocked LU of size {n}"))
-            .device::<T>(n as u128 * n as u128 + 2 * n as u128)
+            .device::<T>(n as u128 * ld as u128 + 2 * n as u128)
             .device::<u64>((exchange_words + triangular_words::<T>(n, 1)) as u128)
             .device::<u32>(4 * n as u128)
             .check_device(gpu)?;
@@ -116,7 +121,8 @@ impl<T: Scalar> BlockedLu<T> {
             panel_width: DEFAULT_PANEL_WIDTH,
             exchange: DEFAULT_EXCHANGE,
             sms,
-            lu: gpu.zeros(n * n)?,
+            lu: gpu.zeros(n * ld)?,
+            ld,
             pivots: gpu.zeros(n)?,
             perm: gpu.zeros(n)?,
             exchange_words: gpu.zeros(exchange_words)?,
@@ -194,13 +200,18 @@ impl<T: Scalar> BlockedLu<T> {
         if n == 0 {
             return Ok(());
         }
-        gpu.copy(a, &mut self.lu)?;
+        if self.ld == n {
+            gpu.copy(a, &mut self.lu)?;
+        } else {
+            copy_rows(gpu, a, (n, n), &mut self.lu, self.ld)?;
+        }
         self.factor_in_place(gpu)
     }
 
-    /// The n x n matrix [`BlockedLu::factor_in_place`] factors, to fill in place of a copy.
-    pub(crate) fn matrix_mut(&mut self) -> &mut CudaSlice<T> {
-        &mut self.lu
+    /// The n x n matrix [`BlockedLu::factor_in_place`] factors, to fill in place of a copy, and
+    /// its row stride.
+    pub(crate) fn matrix_mut(&mut self) -> (&mut CudaSlice<T>, usize) {
+        (&mut self.lu, self.ld)
     }
 
     /// Queues P A = L U of the matrix already in the factors' buffer ([`BlockedLu::matrix_mut`]),
@@ -249,7 +260,12 @@ impl<T: Scalar> BlockedLu<T> {
             self.queue_update(gpu.into(), self.update, block.clone(), block.end..n, rest)?;
         }
         gpu.stream().join(&panel_stream).map_err(Error::driver("stream wait"))?;
-        queue_pivot_check::<T>(gpu, MatrixView::full(&self.lu, n, n)?, self.tolerance, &mut self.info)
+        queue_pivot_check::<T>(
+            gpu,
+            MatrixView::new(&self.lu, 0, n, n, self.ld)?,
+            self.tolerance,
+            &mut self.info,
+        )
     }
 
     /// Queues the factorisation of the block column `block` (already updated by the block
@@ -336,8 +352,8 @@ impl<T: Scalar> BlockedLu<T> {
             kernels::swap_rows::<T>(
                 queue,
                 launch,
-                self.n as u32,
                 &mut self.lu,
+                self.ld as u32,
                 &self.pivots,
                 k0,
                 width,
@@ -379,6 +395,7 @@ impl<T: Scalar> BlockedLu<T> {
                 nb as u32,
                 n as u32,
                 &mut self.lu,
+                self.ld as u32,
                 k0 as u32,
                 width as u32,
                 rows_per_block as u32,
@@ -409,8 +426,9 @@ impl<T: Scalar> BlockedLu<T> {
         .beside_large_shared();
         let (n, k0, width) = (self.n as u32, k0 as u32, width as u32);
         let (begin, end) = (columns.start as u32, columns.end as u32);
+        let ld = self.ld as u32;
         // SAFETY: the n x n matrix; the panel's rows and the columns lie inside it.
-        unsafe { kernels::trsm::<T>(queue, launch, nb as u32, n, &mut self.lu, k0, width, begin, end) }
+        unsafe { kernels::trsm::<T>(queue, launch, nb as u32, n, &mut self.lu, ld, k0, width, begin, end) }
     }
 
     /// Queues A[rows, columns] -= A[rows, ks] A[ks, columns], where `rows` and `columns` both
@@ -427,7 +445,7 @@ impl<T: Scalar> BlockedLu<T> {
             return Ok(());
         }
         let n = self.n;
-        let (top, bottom) = MatrixViewMut::full(&mut self.lu, n, n)?.split_rows(rows.start);
+        let (top, bottom) = MatrixViewMut::new(&mut self.lu, 0, n, n, self.ld)?.split_rows(rows.start);
         let (_, u) = top.split_rows(ks.start).1.split_rows(ks.len()).0.split_cols(columns.start);
         let (u, _) = u.split_cols(columns.len());
         let (bottom, _) = bottom.split_rows(rows.len());
@@ -488,7 +506,7 @@ impl<T: Scalar> BlockedLu<T> {
                 &mut self.permuted,
             )?
         };
-        let lu = MatrixView::full(&self.lu, n, n)?;
+        let lu = MatrixView::new(&self.lu, 0, n, n, self.ld)?;
         let epoch = next_epoch(&mut self.epoch);
         let (permuted, forward) = (
             MatrixView::new(&self.permuted, 0, n, nrhs, nrhs)?,
@@ -509,8 +527,12 @@ impl<T: Scalar> BlockedLu<T> {
         )
     }
 
-    /// The factors (L and U in one row-major n x n matrix) and LAPACK's 0-based ipiv.
-    pub fn factors(&self) -> (&CudaSlice<T>, &CudaSlice<u32>) {
-        (&self.lu, &self.pivots)
+    /// The factors (L and U in one row-major n x n matrix) and LAPACK's 0-based ipiv, copied
+    /// back (waits for the queued work first).
+    pub fn download_factors(&self, gpu: &Gpu) -> Result<(Vec<T>, Vec<u32>)> {
+        let (n, ld) = (self.n, self.ld);
+        let rows = gpu.download(&self.lu)?;
+        let factors = rows.chunks(ld.max(1)).flat_map(|row| &row[..n]).copied().collect();
+        Ok((factors, gpu.download(&self.pivots)?))
     }
 }

@@ -125,14 +125,16 @@ impl MixedSolver {
         }
         let n32 = n as u32;
         // A rounded to f32 straight into the LU's buffer, which it factors in place.
-        // SAFETY: a and the LU's matrix hold n x n values, row_sums n.
+        let (low, ld) = self.lu.matrix_mut();
+        // SAFETY: a holds n x n values, the LU's buffer n rows of `ld` >= n, row_sums n.
         unsafe {
             kernels::demote_matrix(
                 gpu,
                 Launch::warp_per_item(n, 8),
                 n32,
                 a,
-                self.lu.matrix_mut(),
+                low,
+                ld as u32,
                 &mut self.row_sums,
             )?
         };

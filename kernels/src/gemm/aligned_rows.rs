@@ -3,18 +3,20 @@
 //! boundary (the pipelined kernel copies element by element otherwise, the copy engine not at
 //! all), and fastest where rows start on 128-byte lines. A matrix whose rows are not 16-byte
 //! aligned (k or n not a multiple of 16 bytes' worth of elements) is first copied into rows
-//! that start on lines (PERF.md).
+//! that start on lines (PERF.md). The blocked LU keeps its matrix in such rows too, for its
+//! trailing updates.
 
 use abi::StridedMut;
 
 use crate::device::Float;
 use crate::device::thread::{block_dim_x, block_idx_x, block_idx_y, grid_dim_y, thread_idx_x};
 
-/// dst[r][c] = a[r][c] for a dense rows x cols matrix `a` and `dst` a block of the same shape
-/// with rows `dst.ld` apart. Launch: a 2D grid, x over the columns (one thread each), y over
-/// the rows (each block row takes every `grid_dim_y`-th row).
+/// dst[r][c] = a[r][c] for a dense rows x cols matrix `a` and `dst` one with rows `ld` apart.
+/// Launch: a 2D grid, x over the columns (one thread each), y over the rows (each block row
+/// takes every `grid_dim_y`-th row).
 #[gpu::kernel(T = f32 | f64)]
-pub unsafe fn copy_rows<T: Float>(rows: u32, cols: u32, a: *const T, dst: StridedMut<T>) {
+pub unsafe fn copy_rows<T: Float>(rows: u32, cols: u32, a: *const T, dst: *mut T, ld: u32) {
+    let dst = StridedMut { ptr: dst, ld };
     let col = block_idx_x() * block_dim_x() + thread_idx_x();
     if col >= cols {
         return;

@@ -12,7 +12,6 @@ macro_rules! unrolled {
     ($i:ident in [$($n:literal),*] $body:block) => { $( { let $i: usize = $n; $body } )* };
 }
 
-#[cfg(target_feature = "sm_90")]
 pub mod aligned_rows;
 pub mod blocked;
 pub mod dmma;

@@ -1,5 +1,9 @@
-//! Blocked right-looking LU with partial pivoting, in place on a row-major n x n matrix
-//! (P A = L U, L unit lower, both in A as LAPACK stores them). Step k0, panel width
+//! Blocked right-looking LU with partial pivoting, in place on a row-major n x n matrix whose
+//! rows are `ld` apart (P A = L U, L unit lower, both in A as LAPACK stores them). The host
+//! starts each row on a 128-byte line, for its tensor-core updates. The kernels take a pointer
+//! and `ld`, not an `abi::StridedMut`: LLVM addresses a pointer parameter as global memory, but
+//! one read from a struct as generic memory, which made the factorisations 1-3% slower (PERF.md).
+//! Step k0, panel width
 //! w <= NB, is three launches:
 //!
 //! 1. `panel`: factor the n - k0 by w panel A[k0.., k0..k0 + w] column by column, each
@@ -20,6 +24,7 @@
 //! candidates as soon as they land, with no barrier between (or, the classic alternative kept
 //! for comparison, after a grid barrier per column).
 
+use abi::StridedMut;
 use abi::solve::{BLOCKED_THREADS as THREADS, SWAP_COLS, TRSM_COLS, panel_slot_words, tagged_words};
 
 use crate::device::shared::{self, SharedArray};
@@ -60,6 +65,7 @@ use crate::device::{Float, block, grid, warp};
 pub unsafe fn panel<T: Float, const NB: u32>(
     n: u32,
     a: *mut T,
+    ld: u32,
     k0: u32,
     width: u32,
     rows_per_block: u32,
@@ -72,6 +78,7 @@ pub unsafe fn panel<T: Float, const NB: u32>(
     swap_begin: u32,
     swap_end: u32,
 ) {
+    let a = StridedMut { ptr: a, ld };
     let stride = NB + 1;
     let words = tagged_words(size_of::<T>()) as u32;
     let slot_words = panel_slot_words(NB as usize, size_of::<T>()) as u32;
@@ -96,7 +103,7 @@ pub unsafe fn panel<T: Float, const NB: u32>(
     let (col, row_step) = (tid % NB, THREADS / NB);
 
     // SAFETY (shared accesses): rows below `owned` <= R, columns below `width` <= NB.
-    unsafe { load_rows::<T, NB>(tile, a, n, first, owned, k0, width, tid) };
+    unsafe { load_rows::<T, NB>(tile, a, first, owned, k0, width, tid) };
     sync_threads();
 
     // Warp 0 holds the next pivot column: this lane's candidate for column 0 (afterwards
@@ -171,7 +178,7 @@ pub unsafe fn panel<T: Float, const NB: u32>(
         } else if let Some((row, other)) = pending_swap {
             // SAFETY: rows < n; the columns outside this panel are this grid's alone.
             unsafe {
-                swap_outside_panel(a, n, (k0, width), (swap_begin, swap_end), (row, other), swapper, swappers)
+                swap_outside_panel(a, (k0, width), (swap_begin, swap_end), (row, other), swapper, swappers)
             };
         }
         let (_, p) = block::reduce_max_index(candidate, candidate_row, lowest, scratch, scratch_rows);
@@ -255,7 +262,7 @@ pub unsafe fn panel<T: Float, const NB: u32>(
     if let (Some((row, other)), true) = (pending_swap, tid >= blocks) {
         // SAFETY: as above.
         unsafe {
-            swap_outside_panel(a, n, (k0, width), (swap_begin, swap_end), (row, other), swapper, swappers)
+            swap_outside_panel(a, (k0, width), (swap_begin, swap_end), (row, other), swapper, swappers)
         };
     }
     sync_threads();
@@ -275,7 +282,7 @@ pub unsafe fn panel<T: Float, const NB: u32>(
     sync_threads();
 
     // SAFETY: as for the load.
-    unsafe { store_rows::<T, NB>(tile, a, n, first, owned, k0, width, tid) };
+    unsafe { store_rows::<T, NB>(tile, a, first, owned, k0, width, tid) };
 }
 
 /// a[r][j] -= a[r][c] (u[j] / pivot) for the tile's rows `from..owned` and the columns
@@ -328,8 +335,7 @@ unsafe fn eliminate<T: Float, const NB: u32>(
 /// they happen in order.
 #[inline(always)]
 unsafe fn swap_outside_panel<T: Float>(
-    a: *mut T,
-    n: u32,
+    a: StridedMut<T>,
     panel: (u32, u32),
     swapped: (u32, u32),
     rows: (u32, u32),
@@ -341,7 +347,7 @@ unsafe fn swap_outside_panel<T: Float>(
     while j < end - begin - width {
         let col = if begin + j < k0 { begin + j } else { begin + j + width };
         // SAFETY: the caller's rows are < n; col < end <= n.
-        unsafe { core::ptr::swap(a.add((row * n + col) as usize), a.add((other * n + col) as usize)) };
+        unsafe { core::ptr::swap(a.at(row, col), a.at(other, col)) };
         j += workers;
     }
 }
@@ -350,8 +356,7 @@ unsafe fn swap_outside_panel<T: Float>(
 #[inline(always)]
 unsafe fn load_rows<T: Float, const NB: u32>(
     tile: SharedArray<T>,
-    a: *const T,
-    n: u32,
+    a: StridedMut<T>,
     first: u32,
     owned: u32,
     k0: u32,
@@ -361,7 +366,7 @@ unsafe fn load_rows<T: Float, const NB: u32>(
     let (col, mut r) = (tid % NB, tid / NB);
     while col < width && r < owned {
         // SAFETY: the caller's bounds.
-        unsafe { tile.set(r * (NB + 1) + col, *a.add(((first + r) * n + k0 + col) as usize)) };
+        unsafe { tile.set(r * (NB + 1) + col, *a.at(first + r, k0 + col)) };
         r += THREADS / NB;
     }
 }
@@ -370,8 +375,7 @@ unsafe fn load_rows<T: Float, const NB: u32>(
 #[inline(always)]
 unsafe fn store_rows<T: Float, const NB: u32>(
     tile: SharedArray<T>,
-    a: *mut T,
-    n: u32,
+    a: StridedMut<T>,
     first: u32,
     owned: u32,
     k0: u32,
@@ -381,7 +385,7 @@ unsafe fn store_rows<T: Float, const NB: u32>(
     let (col, mut r) = (tid % NB, tid / NB);
     while col < width && r < owned {
         // SAFETY: the caller's bounds.
-        unsafe { *a.add(((first + r) * n + k0 + col) as usize) = tile.get(r * (NB + 1) + col) };
+        unsafe { *a.at(first + r, k0 + col) = tile.get(r * (NB + 1) + col) };
         r += THREADS / NB;
     }
 }
@@ -397,8 +401,8 @@ unsafe fn store_rows<T: Float, const NB: u32>(
 /// `swap_rows_shared_bytes(width)`.
 #[gpu::kernel(T = f32 | f64)]
 pub unsafe fn swap_rows<T: Float>(
-    n: u32,
     a: *mut T,
+    ld: u32,
     pivots: *const u32,
     k0: u32,
     width: u32,
@@ -406,6 +410,7 @@ pub unsafe fn swap_rows<T: Float>(
     right_begin: u32,
     right_end: u32,
 ) {
+    let a = StridedMut { ptr: a, ld };
     const COLS: u32 = SWAP_COLS;
     const NONE: u32 = u32::MAX;
     let tid = thread_idx_x();
@@ -450,9 +455,9 @@ pub unsafe fn swap_rows<T: Float>(
             // SAFETY: rows k0 + r and the partners are < n, col < n; shared indices below
             // width x COLS.
             unsafe {
-                inside.set(r * COLS + c, *a.add(((k0 + r) * n + col) as usize));
+                inside.set(r * COLS + c, *a.at(k0 + r, col));
                 if slots.get(r) == r {
-                    outside.set(r * COLS + c, *a.add((partners.get(r) * n + col) as usize));
+                    outside.set(r * COLS + c, *a.at(partners.get(r), col));
                 }
             }
         }
@@ -487,9 +492,9 @@ pub unsafe fn swap_rows<T: Float>(
         if valid {
             // SAFETY: as for the loads.
             unsafe {
-                *a.add(((k0 + r) * n + col) as usize) = inside.get(r * COLS + c);
+                *a.at(k0 + r, col) = inside.get(r * COLS + c);
                 if slots.get(r) == r {
-                    *a.add((partners.get(r) * n + col) as usize) = outside.get(r * COLS + c);
+                    *a.at(partners.get(r), col) = outside.get(r * COLS + c);
                 }
             }
         }
@@ -503,7 +508,16 @@ pub unsafe fn swap_rows<T: Float>(
 /// (256 / TRSM_COLS)-th row. Launch: ceil((end - begin) / TRSM_COLS) blocks of 256 threads;
 /// shared bytes: `abi::solve::trsm_shared_bytes`.
 #[gpu::kernel(NB = 64 | 128, T = f32 | f64)]
-pub unsafe fn trsm<T: Float, const NB: u32>(n: u32, a: *mut T, k0: u32, width: u32, begin: u32, end: u32) {
+pub unsafe fn trsm<T: Float, const NB: u32>(
+    n: u32,
+    a: *mut T,
+    ld: u32,
+    k0: u32,
+    width: u32,
+    begin: u32,
+    end: u32,
+) {
+    let a = StridedMut { ptr: a, ld };
     const COLS: u32 = TRSM_COLS;
     const GROUPS: u32 = THREADS / COLS;
     let stride = NB + 1;
@@ -517,15 +531,13 @@ pub unsafe fn trsm<T: Float, const NB: u32>(n: u32, a: *mut T, k0: u32, width: u
     while e < width * width {
         let (r, s) = (e / width, e % width);
         // SAFETY: rows and columns k0 + r, k0 + s < n; the shared index is below NB x stride.
-        unsafe { l.set(r * stride + s, *a.add(((k0 + r) * n + k0 + s) as usize)) };
+        unsafe { l.set(r * stride + s, *a.at(k0 + r, k0 + s)) };
         e += THREADS;
     }
     let mut r = ty;
     while r < width {
         // SAFETY: rows k0 + r < n, the column checked; the shared index is below NB x COLS.
-        unsafe {
-            x.set(r * COLS + tx, if col < end { *a.add(((k0 + r) * n + col) as usize) } else { T::ZERO })
-        };
+        unsafe { x.set(r * COLS + tx, if col < end { *a.at(k0 + r, col) } else { T::ZERO }) };
         r += GROUPS;
     }
     sync_threads();
@@ -556,7 +568,7 @@ pub unsafe fn trsm<T: Float, const NB: u32>(n: u32, a: *mut T, k0: u32, width: u
     while r < width {
         if col < end {
             // SAFETY: as for the load.
-            unsafe { *a.add(((k0 + r) * n + col) as usize) = x.get(r * COLS + tx) };
+            unsafe { *a.at(k0 + r, col) = x.get(r * COLS + tx) };
         }
         r += GROUPS;
     }

@@ -2,14 +2,18 @@
 //! factorisation (with its row sums, for ||A||), the residual r = b - A x in f64, and the
 //! corrections that go through the f32 factors and back.
 
+use abi::StridedMut;
+
 use crate::device::Float;
 use crate::device::thread::{grid_size_1d, index_1d, lane_id, warp_index_1d};
 use crate::device::warp::reduce_sum;
 
 /// `low[i][j] = a[i][j]` rounded to f32, and `row_sums[i]` = sum_j |a[i][j]| (in f64), for an
-/// n x n row-major matrix. Launch: a warp per row.
+/// n x n row-major matrix `a` and `low` one with rows `ld` apart (a pointer and `ld`, which LLVM
+/// addresses as global memory: `solve::blocked`). Launch: a warp per row.
 #[gpu::kernel]
-pub unsafe fn demote_matrix(n: u32, a: *const f64, low: *mut f32, row_sums: *mut f64) {
+pub unsafe fn demote_matrix(n: u32, a: *const f64, low: *mut f32, ld: u32, row_sums: *mut f64) {
+    let low = StridedMut { ptr: low, ld };
     let row = warp_index_1d();
     if row >= n {
         return;
@@ -17,11 +21,10 @@ pub unsafe fn demote_matrix(n: u32, a: *const f64, low: *mut f32, row_sums: *mut
     let mut sum = 0.0f64;
     let mut j = lane_id();
     while j < n {
-        let at = (row * n + j) as usize;
         // SAFETY: row, j < n: inside both n x n matrices.
         unsafe {
-            let v = *a.add(at);
-            *low.add(at) = v as f32;
+            let v = *a.add((row * n + j) as usize);
+            *low.at(row, j) = v as f32;
             sum += v.abs();
         }
         j += 32;
