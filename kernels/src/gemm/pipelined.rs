@@ -408,7 +408,7 @@ pub unsafe fn pipelined<T: Mma16x8x8>(m: u32, n: u32, k: u32, a: *const T, b: *c
 /// [`pipelined`] with A and B blocks of larger matrices, for the copies in aligned rows that
 /// the host makes where a matrix's rows are not 16-byte aligned (`super::aligned_rows`). An
 /// entry point of its own: with leading dimensions apart from k and n, ptxas schedules the
-/// dense f64 kernel 4-5% slower (PERF.md).
+/// dense f64 kernel slower (PERF.md).
 #[gpu::kernel(T = f32 | f64)]
 pub unsafe fn strided<T: Mma16x8x8>(m: u32, n: u32, k: u32, a: Strided<T>, b: Strided<T>, c: *mut T) {
     // SAFETY: the caller's arguments: m x k and k x n blocks, dense m x n C.

@@ -2,9 +2,8 @@
 //! rows are `ld` apart (P A = L U, L unit lower, both in A as LAPACK stores them). The host
 //! starts each row on a 128-byte line, for its tensor-core updates. The kernels take a pointer
 //! and `ld`, not an `abi::StridedMut`: LLVM addresses a pointer parameter as global memory, but
-//! one read from a struct as generic memory, which made the factorisations 1-3% slower (PERF.md).
-//! Step k0, panel width
-//! w <= NB, is three launches:
+//! one read from a struct as generic memory, which the factorisation's chain pays for (PERF.md).
+//! Step k0, panel width w <= NB, is three launches:
 //!
 //! 1. `panel`: factor the n - k0 by w panel A[k0.., k0..k0 + w] column by column, each
 //!    row swap also applied to the rest of the two rows inside a range of columns (the
