@@ -10,7 +10,8 @@ use std::sync::Arc;
 use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::gpu::{
-    CudaSlice, Gpu, Launch, MatrixView, Queue, as_f32, as_f32_mut, as_f64, as_f64_mut, tensor_map,
+    CudaSlice, Gpu, Launch, MatrixView, MatrixViewMut, Queue, as_f32, as_f32_mut, as_f64, as_f64_mut,
+    tensor_map,
 };
 use crate::kernels::gemm as kernels;
 
@@ -268,14 +269,11 @@ pub(crate) fn copy_rows<T: Scalar>(
     dst: &mut CudaSlice<T>,
     ld: usize,
 ) -> Result<()> {
-    let fits = rows == 0 || (ld >= cols && dst.len() >= (rows - 1) * ld + cols);
-    if a.len() != rows * cols || !fits {
-        return Err(Error::InvalidInput(format!(
-            "a copy of {} values as {rows} x {cols} into {} values with rows {ld} apart",
-            a.len(),
-            dst.len()
-        )));
+    if a.len() != rows * cols {
+        return Err(Error::InvalidInput(format!("a copy of {} values as {rows} x {cols}", a.len())));
     }
+    // The destination block's own checks: inside `dst`, its elements numbered below 2^32.
+    MatrixViewMut::new(dst, 0, rows, cols, ld)?;
     if rows == 0 || cols == 0 {
         return Ok(());
     }
@@ -283,7 +281,8 @@ pub(crate) fn copy_rows<T: Scalar>(
     let launch =
         Launch::grid_2d((cols.div_ceil(THREADS as usize) as u32, rows.min(65_535) as u32), (THREADS, 1));
     let (rows, cols, ld) = (rows as u32, cols as u32, ld as u32);
-    // SAFETY: `a` holds rows x cols values and `dst` rows of `ld` >= cols values (checked).
+    // SAFETY: `a` holds rows x cols values and `dst` a rows x cols block with rows `ld` apart
+    // (checked).
     unsafe { kernels::aligned_rows::copy_rows(gpu, launch, rows, cols, a, dst, ld) }
 }
 
