@@ -108,6 +108,7 @@ fn run<T: Scalar + CublasGemm>(s: &mut Session, n: usize, vendor_size: bool) {
     }
     let mut kernels = vec![
         GemmKernel::Blocked,
+        GemmKernel::BlockedWide,
         GemmKernel::Dmma,
         GemmKernel::Dmma16,
         GemmKernel::DmmaPipelined,

@@ -19,6 +19,19 @@ pub const fn blocked_shared_bytes(elem_size: usize) -> usize {
     2 * (2 * BLOCKED_K * BLOCKED_TILE) as usize * elem_size
 }
 
+/// `blocked_wide` (f32): a BLOCKED_WIDE_M x BLOCKED_WIDE_N tile of C per block of
+/// BLOCKED_THREADS threads (4 x 2 warps of 64 x 64), each a 16 x 8 sub-tile, k staged BLOCKED_K
+/// at a time; A's transposed rows padded by 4 floats (BLOCKED_WIDE_A_STRIDE), so that the
+/// threads' transposing stores fall in distinct banks.
+pub const BLOCKED_WIDE_M: u32 = 256;
+pub const BLOCKED_WIDE_N: u32 = 128;
+pub const BLOCKED_WIDE_A_STRIDE: u32 = BLOCKED_WIDE_M + 4;
+
+/// Shared bytes of `blocked_wide`: two stages of A's k-tile (transposed, padded) and B's.
+pub const fn blocked_wide_shared_bytes() -> usize {
+    2 * (BLOCKED_K * (BLOCKED_WIDE_A_STRIDE + BLOCKED_WIDE_N)) as usize * 4
+}
+
 /// The f64 tensor-core kernels `dmma`, `dmma16` and the update's `dmma`: a DMMA_TILE x
 /// DMMA_TILE tile of C per block of DMMA_THREADS threads (2 x 2 warps), k staged DMMA_K at a
 /// time; shared rows padded by 4 doubles (A: DMMA_K + 4, B: DMMA_TILE + 4) so that the lanes'

@@ -35,6 +35,10 @@ pub enum GemmKernel {
     Tiled(u32),
     /// Register-blocked SIMT: 128 x 128 block tiles, 8 x 8 per thread.
     Blocked,
+    /// Register-blocked SIMT, f32 only: 256 x 128 block tiles, 16 x 8 per thread (cuBLAS's
+    /// SGEMM shape), one block per SM; for products of at least a few hundred tiles (smaller
+    /// ones leave SMs idle: `blocked` is faster there).
+    BlockedWide,
     /// f64 tensor cores (mma.sync m8n8k4, sm_80+).
     Dmma,
     /// f64 tensor cores with Hopper's m16n8k4 shape (sm_90 module only).
@@ -59,6 +63,7 @@ impl GemmKernel {
         match self {
             GemmKernel::Tiled(t) => format!("tiled{t}"),
             GemmKernel::Blocked => "blocked".into(),
+            GemmKernel::BlockedWide => "blocked-wide".into(),
             GemmKernel::Dmma => "dmma".into(),
             GemmKernel::Dmma16 => "dmma16".into(),
             GemmKernel::DmmaPipelined => "dmma-pipelined".into(),
@@ -71,6 +76,7 @@ impl GemmKernel {
         match name {
             "tiled" => tile.filter(|t| TILES.contains(t)).or(Some(16)).map(GemmKernel::Tiled),
             "blocked" => Some(GemmKernel::Blocked),
+            "blocked-wide" => Some(GemmKernel::BlockedWide),
             "dmma" => Some(GemmKernel::Dmma),
             "dmma16" => Some(GemmKernel::Dmma16),
             "dmma-pipelined" => Some(GemmKernel::DmmaPipelined),
@@ -82,10 +88,12 @@ impl GemmKernel {
         }
     }
 
-    /// Whether the kernel exists for `T` on this GPU (f64 tensor cores: f64 only, TF32: f32
-    /// only; m16n8k4 and m16n8k8 need the sm_90 module, `wgmma` the sm_90a one).
+    /// Whether the kernel exists for `T` on this GPU (f64 tensor cores: f64 only, TF32 and
+    /// `blocked-wide`: f32 only; m16n8k4 and m16n8k8 need the sm_90 module, `wgmma` the sm_90a
+    /// one).
     pub fn supports<T: Scalar>(self, gpu: &Gpu) -> bool {
         match self {
+            GemmKernel::BlockedWide => T::NAME == "f32",
             GemmKernel::Dmma => T::NAME == "f64",
             GemmKernel::Dmma16 | GemmKernel::DmmaPipelined => T::NAME == "f64" && gpu.ptx_arch() >= 90,
             GemmKernel::Tf32 => T::NAME == "f32" && gpu.ptx_arch() >= 90,
@@ -104,6 +112,7 @@ impl GemmKernel {
         let mut all: Vec<GemmKernel> = TILES.into_iter().map(GemmKernel::Tiled).collect();
         all.extend([
             GemmKernel::Blocked,
+            GemmKernel::BlockedWide,
             GemmKernel::Dmma,
             GemmKernel::Dmma16,
             GemmKernel::DmmaPipelined,
@@ -133,15 +142,16 @@ pub fn gemm<T: Scalar>(
     if m == 0 || n == 0 {
         return Ok(());
     }
-    let grid = |tile: u32| -> Result<(u32, u32)> {
-        let rows = m.div_ceil(tile as usize);
+    let grid_of = |tile_m: u32, tile_n: u32| -> Result<(u32, u32)> {
+        let rows = m.div_ceil(tile_m as usize);
         if rows > 65_535 {
             return Err(Error::InvalidInput(format!(
                 "GEMM with {m} rows needs {rows} block rows (65535 at most)"
             )));
         }
-        Ok((n.div_ceil(tile as usize) as u32, rows as u32))
+        Ok((n.div_ceil(tile_n as usize) as u32, rows as u32))
     };
+    let grid = |tile: u32| grid_of(tile, tile);
     let (m32, n32, k32) = (m as u32, n as u32, k as u32);
     let elem = size_of::<T>();
     // SAFETY (every launch): A, B and C hold the checked shapes; the grids cover C.
@@ -158,6 +168,15 @@ pub fn gemm<T: Scalar>(
                 let launch = Launch::grid_2d(grid(abi::gemm::BLOCKED_TILE)?, (abi::gemm::BLOCKED_THREADS, 1))
                     .shared(abi::gemm::blocked_shared_bytes(elem));
                 kernels::blocked::blocked(gpu, launch, m32, n32, k32, a, b, c)
+            }
+            GemmKernel::BlockedWide => {
+                let (Some(a), Some(b), Some(c)) = (as_f32(a), as_f32(b), as_f32_mut(c)) else {
+                    return Err(Error::InvalidInput("the blocked-wide kernel is f32 only".into()));
+                };
+                let grid = grid_of(abi::gemm::BLOCKED_WIDE_M, abi::gemm::BLOCKED_WIDE_N)?;
+                let launch = Launch::grid_2d(grid, (abi::gemm::BLOCKED_THREADS, 1))
+                    .shared(abi::gemm::blocked_wide_shared_bytes());
+                kernels::blocked::wide(gpu, launch, m32, n32, k32, a, b, c)
             }
             GemmKernel::DmmaPipelined | GemmKernel::Tf32 => {
                 if !kernel.supports::<T>(gpu) {

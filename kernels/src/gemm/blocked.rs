@@ -7,13 +7,16 @@
 //! thread reads its 8 rows and 8 columns of one kk as vectors. A thread's rows are
 //! `4 ty + {0..3}` and `64 + 4 ty + {0..3}` (columns likewise with tx): consecutive threads read
 //! consecutive 16-byte vectors, free of bank conflicts.
+//!
+//! [`wide`] is the next step for f32, cuBLAS's SGEMM shape: a 256 x 128 tile, 16 x 8 values per
+//! thread (twice the products per shared-memory read), one block per SM.
 
-use abi::gemm::{BLOCKED_K as BK, BLOCKED_TILE};
+use abi::gemm::{BLOCKED_K as BK, BLOCKED_TILE, BLOCKED_WIDE_A_STRIDE, BLOCKED_WIDE_M, BLOCKED_WIDE_N};
 
 use crate::device::Float;
 use crate::device::memory::{load_nc, load_quad, store_quad};
 use crate::device::shared::{self, SharedArray};
-use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+use crate::device::thread::{block_idx_x, block_idx_y, lane_id, sync_threads, thread_idx_x, warp_id};
 
 const BM: u32 = BLOCKED_TILE;
 const BN: u32 = BLOCKED_TILE;
@@ -91,6 +94,146 @@ pub unsafe fn blocked<T: Float>(m: u32, n: u32, k: u32, a: *const T, b: *const T
     store(5, acc[5]);
     store(6, acc[6]);
     store(7, acc[7]);
+}
+
+/// Rows of A's transposed k-tile in `wide`, padded.
+const WIDE_AS: u32 = BLOCKED_WIDE_A_STRIDE;
+/// Shared floats of one buffer of `wide` (A's tile then B's).
+const WIDE_STAGE: u32 = BK * WIDE_AS + BK * BLOCKED_WIDE_N;
+
+/// This thread's share of one k-tile of `wide`: two rows of A (`tid / 2` and `128 + tid / 2`,
+/// k `4 (tid % 2)..`) and four columns of B (k row `tid / 32`, columns `4 (tid % 32)..`).
+struct WideStaged {
+    a: [[f32; 4]; 2],
+    b: [f32; 4],
+}
+
+/// C = A B in f32 as [`blocked`], on a 256 x 128 tile of C per block of 256 threads: warps of
+/// 64 x 64 in 4 x 2, each lane 16 rows (`16 q + 4 (lane / 8) + {0..3}` of its warp's, q < 4) and
+/// 8 columns (`32 h + 4 (lane % 8) + {0..3}`, h < 2), so that a k-step's 24 values come in six
+/// 16-byte shared reads for 128 products. Launch: grid (ceil(n / 128), ceil(m / 256)), 256
+/// threads; shared bytes: `abi::gemm::blocked_wide_shared_bytes()`.
+#[gpu::kernel]
+pub unsafe fn wide(m: u32, n: u32, k: u32, a: *const f32, b: *const f32, c: *mut f32) {
+    let (tid, warp, lane) = (thread_idx_x(), warp_id(), lane_id());
+    // This lane's first row and column in the tile.
+    let (row_in, col_in) = ((warp / 2) * 64 + 4 * (lane / 8), (warp % 2) * 64 + 4 * (lane % 8));
+    let (row0, col0) = (block_idx_y() * BLOCKED_WIDE_M, block_idx_x() * BLOCKED_WIDE_N);
+    // Vector accesses need 16-byte aligned rows of A, B and C.
+    let aligned = k.is_multiple_of(4) && n.is_multiple_of(4);
+    let interior = aligned && row0 + BLOCKED_WIDE_M <= m && col0 + BLOCKED_WIDE_N <= n;
+    let buffers = shared::dynamic::<f32>();
+    let tiles = k.div_ceil(BK);
+
+    // SAFETY: loads are bounds-checked or the whole tile is inside the matrices.
+    let mut staged = unsafe { load_wide_tile(a, b, (m, n, k), (row0, col0), 0, interior, tid) };
+    // SAFETY: buffer 0 of the launch's shared memory, read by no one yet.
+    unsafe { store_wide_tile(buffers, 0, &staged, tid) };
+    sync_threads();
+
+    let mut acc = [[0.0f32; 8]; 16];
+    for tile in 0..tiles {
+        let next = tile + 1;
+        if next < tiles {
+            // SAFETY: as above.
+            staged = unsafe { load_wide_tile(a, b, (m, n, k), (row0, col0), next * BK, interior, tid) };
+        }
+        let a_tile = buffers.after::<f32>(tile % 2 * WIDE_STAGE);
+        let b_tile = a_tile.after::<f32>(BK * WIDE_AS);
+        unrolled!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
+            let kk = kk as u32;
+            // SAFETY: inside the current buffer; offsets are multiples of 4 floats.
+            let (a_frag, b_frag) = unsafe {
+                let a4 = |q: u32| load_quad(a_tile.ptr(kk * WIDE_AS + row_in + 16 * q));
+                let b4 = |h: u32| load_quad(b_tile.ptr(kk * BLOCKED_WIDE_N + col_in + 32 * h));
+                ([a4(0), a4(1), a4(2), a4(3)], [b4(0), b4(1)])
+            };
+            // Column by column, the rows there and back: ptxas's registers for this order left
+            // fewer dispatch stalls than row by row (PERF.md).
+            unrolled!(j in [0, 1, 2, 3, 4, 5, 6, 7] {
+                unrolled!(step in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+                    let i = if j.is_multiple_of(2) { step } else { 15 - step };
+                    acc[i][j] = a_frag[i / 4][i % 4].mul_add(b_frag[j / 4][j % 4], acc[i][j]);
+                });
+            });
+        });
+        if next < tiles {
+            // SAFETY: the other buffer, which every thread finished reading before the last
+            // barrier.
+            unsafe { store_wide_tile(buffers, next % 2, &staged, tid) };
+        }
+        sync_threads();
+    }
+
+    // Row i of the sub-tile: 16 (i / 4) + i % 4 past the lane's first; its 8 columns in two
+    // vectors 32 apart. (Unrolled, so that acc's indices are constants.)
+    unrolled!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+        let row = row0 + row_in + 16 * (i as u32 / 4) + i as u32 % 4;
+        if row < m {
+            let (out, col) = (c.wrapping_add((row * n) as usize), col0 + col_in);
+            let v = acc[i];
+            // SAFETY: row < m; each store is checked against n.
+            unsafe {
+                store_checked(out, col, n, aligned, [v[0], v[1], v[2], v[3]]);
+                store_checked(out, col + 32, n, aligned, [v[4], v[5], v[6], v[7]]);
+            }
+        }
+    });
+}
+
+/// Loads this thread's share ([`WideStaged`]) of the k-tile at `k0` of `wide`.
+#[inline(always)]
+unsafe fn load_wide_tile(
+    a: *const f32,
+    b: *const f32,
+    (m, n, k): (u32, u32, u32),
+    (row0, col0): (u32, u32),
+    k0: u32,
+    interior: bool,
+    tid: u32,
+) -> WideStaged {
+    let (a_row, a_k) = (row0 + tid / 2, k0 + 4 * (tid % 2));
+    let (b_k, b_col) = (k0 + tid / 32, col0 + 4 * (tid % 32));
+    let a_at = |row: u32| a.wrapping_add((row * k + a_k) as usize);
+    let b_at = b.wrapping_add((b_k * n + b_col) as usize);
+    // SAFETY: the vector path runs only for tiles wholly inside aligned matrices; the scalar
+    // path checks each element.
+    unsafe {
+        if interior && k0 + BK <= k {
+            return WideStaged {
+                a: [load_quad(a_at(a_row)), load_quad(a_at(a_row + 128))],
+                b: load_quad(b_at),
+            };
+        }
+        let a_valid = |row: u32| if row < m { k.saturating_sub(a_k).min(4) } else { 0 };
+        let b_valid = if b_k < k { n.saturating_sub(b_col).min(4) } else { 0 };
+        WideStaged {
+            a: [
+                load_checked(a_at(a_row), a_valid(a_row)),
+                load_checked(a_at(a_row + 128), a_valid(a_row + 128)),
+            ],
+            b: load_checked(b_at, b_valid),
+        }
+    }
+}
+
+/// Writes a staged k-tile of `wide` into shared buffer `buffer`: A transposed (rows of
+/// WIDE_AS), B as is.
+#[inline(always)]
+unsafe fn store_wide_tile(buffers: SharedArray<f32>, buffer: u32, staged: &WideStaged, tid: u32) {
+    let a_tile = buffers.after::<f32>(buffer * WIDE_STAGE);
+    let b_tile = a_tile.after::<f32>(BK * WIDE_AS);
+    let (row, kk) = (tid / 2, 4 * (tid % 2));
+    // SAFETY: indices below BK * WIDE_AS and BK * BLOCKED_WIDE_N; the B store is 16-byte
+    // aligned.
+    unsafe {
+        for (half, values) in staged.a.iter().enumerate() {
+            for (i, &v) in values.iter().enumerate() {
+                a_tile.set((kk + i as u32) * WIDE_AS + row + 128 * half as u32, v);
+            }
+        }
+        store_quad(b_tile.ptr((tid / 32) * BLOCKED_WIDE_N + 4 * (tid % 32)), staged.b);
+    }
 }
 
 /// This thread's 8 values of A (rows `4 ty + {0..3}`, `64 + 4 ty + {0..3}`) and of B (columns
