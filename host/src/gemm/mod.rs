@@ -36,8 +36,9 @@ pub enum GemmKernel {
     /// Register-blocked SIMT: 128 x 128 block tiles, 8 x 8 per thread.
     Blocked,
     /// Register-blocked SIMT, f32 only: 256 x 128 block tiles, 16 x 8 per thread (cuBLAS's
-    /// SGEMM shape), one block per SM; for products of at least a few hundred tiles (smaller
-    /// ones leave SMs idle: `blocked` is faster there).
+    /// SGEMM shape), one block per SM: the faster SIMT kernel where the product is many waves
+    /// of tiles; `blocked` is faster where few tiles leave SMs idle or the last wave is mostly
+    /// empty (PERF.md).
     BlockedWide,
     /// f64 tensor cores (mma.sync m8n8k4, sm_80+).
     Dmma,
