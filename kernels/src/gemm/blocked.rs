@@ -11,7 +11,9 @@
 //! [`wide`] is the next step for f32, cuBLAS's SGEMM shape: a 256 x 128 tile, 16 x 8 values per
 //! thread (twice the products per shared-memory read), one block per SM.
 
-use abi::gemm::{BLOCKED_K as BK, BLOCKED_TILE, BLOCKED_WIDE_A_STRIDE, BLOCKED_WIDE_M, BLOCKED_WIDE_N};
+use abi::gemm::{
+    BLOCKED_K as BK, BLOCKED_TILE, BLOCKED_WIDE_A_STRIDE as WIDE_AS, BLOCKED_WIDE_M, BLOCKED_WIDE_N,
+};
 
 use crate::device::Float;
 use crate::device::memory::{load_nc, load_quad, store_quad};
@@ -96,8 +98,6 @@ pub unsafe fn blocked<T: Float>(m: u32, n: u32, k: u32, a: *const T, b: *const T
     store(7, acc[7]);
 }
 
-/// Rows of A's transposed k-tile in `wide`, padded.
-const WIDE_AS: u32 = BLOCKED_WIDE_A_STRIDE;
 /// Shared floats of one buffer of `wide` (A's tile then B's).
 const WIDE_STAGE: u32 = BK * WIDE_AS + BK * BLOCKED_WIDE_N;
 
