@@ -131,23 +131,39 @@ pub unsafe fn wide(m: u32, n: u32, k: u32, a: *const f32, b: *const f32, c: *mut
     unsafe { store_wide_tile(buffers, 0, &staged, tid) };
     sync_threads();
 
+    // This lane's 16 values of A and 8 of B at step `kk` of the k-tile in `buffer`.
+    let fragments = |buffer: u32, kk: u32| {
+        let a_tile = buffers.after::<f32>(buffer * WIDE_STAGE);
+        let b_tile = a_tile.after::<f32>(BK * WIDE_AS);
+        // SAFETY: inside the buffer; offsets are multiples of 4 floats.
+        unsafe {
+            let a4 = |q: u32| load_quad(a_tile.ptr(kk * WIDE_AS + row_in + 16 * q));
+            let b4 = |h: u32| load_quad(b_tile.ptr(kk * BLOCKED_WIDE_N + col_in + 32 * h));
+            ([a4(0), a4(1), a4(2), a4(3)], [b4(0), b4(1)])
+        }
+    };
     let mut acc = [[0.0f32; 8]; 16];
+    let mut frag = fragments(0, 0);
     for tile in 0..tiles {
         let next = tile + 1;
         if next < tiles {
             // SAFETY: as above.
             staged = unsafe { load_wide_tile(a, b, (m, n, k), (row0, col0), next * BK, interior, tid) };
         }
-        let a_tile = buffers.after::<f32>(tile % 2 * WIDE_STAGE);
-        let b_tile = a_tile.after::<f32>(BK * WIDE_AS);
+        // Each step's products run on fragments loaded the step before. The last step stores
+        // the next tile and passes the barrier first, so that the next tile's first fragments
+        // load while its products run, not after them.
         unrolled!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
-            let kk = kk as u32;
-            // SAFETY: inside the current buffer; offsets are multiples of 4 floats.
-            let (a_frag, b_frag) = unsafe {
-                let a4 = |q: u32| load_quad(a_tile.ptr(kk * WIDE_AS + row_in + 16 * q));
-                let b4 = |h: u32| load_quad(b_tile.ptr(kk * BLOCKED_WIDE_N + col_in + 32 * h));
-                ([a4(0), a4(1), a4(2), a4(3)], [b4(0), b4(1)])
-            };
+            let (a_frag, b_frag) = frag;
+            if kk < 7 {
+                frag = fragments(tile % 2, kk as u32 + 1);
+            } else if next < tiles {
+                // SAFETY: the other buffer, whose last fragments every thread loaded before
+                // the previous barrier.
+                unsafe { store_wide_tile(buffers, next % 2, &staged, tid) };
+                sync_threads();
+                frag = fragments(next % 2, 0);
+            }
             // Column by column, the rows there and back: ptxas's registers for this order left
             // fewer dispatch stalls than row by row (PERF.md).
             unrolled!(j in [0, 1, 2, 3, 4, 5, 6, 7] {
@@ -157,12 +173,6 @@ pub unsafe fn wide(m: u32, n: u32, k: u32, a: *const f32, b: *const f32, c: *mut
                 });
             });
         });
-        if next < tiles {
-            // SAFETY: the other buffer, which every thread finished reading before the last
-            // barrier.
-            unsafe { store_wide_tile(buffers, next % 2, &staged, tid) };
-        }
-        sync_threads();
     }
 
     // Row i of the sub-tile: 16 (i / 4) + i % 4 past the lane's first; its 8 columns in two
