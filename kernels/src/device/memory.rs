@@ -214,6 +214,23 @@ pub unsafe fn load_quad<T: Copy>(address: *const T) -> [T; 4] {
     unsafe { (*address.cast::<Quad<T>>()).0 }
 }
 
+/// Loads four consecutive f32 with one 16-byte read-only cached load ([`load_nc`]'s vector
+/// form).
+///
+/// # Safety
+/// As [`load_nc`], for four values, 16-byte aligned.
+#[inline(always)]
+pub unsafe fn load_quad_nc(address: *const f32) -> [f32; 4] {
+    let (x, y, z, w): (f32, f32, f32, f32);
+    // SAFETY: the caller guarantees four valid, aligned, read-only global values.
+    unsafe {
+        asm!("ld.global.nc.v4.f32 {{{x}, {y}, {z}, {w}}}, [{a}];",
+            x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, w = out(reg32) w,
+            a = in(reg64) address, options(pure, readonly, nostack))
+    };
+    [x, y, z, w]
+}
+
 /// Stores four consecutive values with vector instructions.
 ///
 /// # Safety

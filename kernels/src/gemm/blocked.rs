@@ -16,7 +16,7 @@ use abi::gemm::{
 };
 
 use crate::device::Float;
-use crate::device::memory::{load_nc, load_quad, store_quad};
+use crate::device::memory::{load_nc, load_quad, load_quad_nc, store_quad};
 use crate::device::shared::{self, SharedArray};
 use crate::device::thread::{block_idx_x, block_idx_y, lane_id, sync_threads, thread_idx_x, warp_id};
 
@@ -108,6 +108,10 @@ struct WideStaged {
     b: [f32; 4],
 }
 
+impl WideStaged {
+    const ZERO: Self = WideStaged { a: [[0.0; 4]; 2], b: [0.0; 4] };
+}
+
 /// C = A B in f32 as [`blocked`], on a 256 x 128 tile of C per block of 256 threads: warps of
 /// 64 x 64 in 4 x 2, each lane 16 rows (`16 q + 4 (lane / 8) + {0..3}` of its warp's, q < 4) and
 /// 8 columns (`32 h + 4 (lane % 8) + {0..3}`, h < 2), so that a k-step's 24 values come in six
@@ -119,64 +123,21 @@ pub unsafe fn wide(m: u32, n: u32, k: u32, a: *const f32, b: *const f32, c: *mut
     // This lane's first row and column in the tile.
     let (row_in, col_in) = ((warp / 2) * 64 + 4 * (lane / 8), (warp % 2) * 64 + 4 * (lane % 8));
     let (row0, col0) = (block_idx_y() * BLOCKED_WIDE_M, block_idx_x() * BLOCKED_WIDE_N);
-    // Vector accesses need 16-byte aligned rows of A, B and C.
-    let aligned = k.is_multiple_of(4) && n.is_multiple_of(4);
-    let interior = aligned && row0 + BLOCKED_WIDE_M <= m && col0 + BLOCKED_WIDE_N <= n;
-    let buffers = shared::dynamic::<f32>();
-    let tiles = k.div_ceil(BK);
-
-    // SAFETY: loads are bounds-checked or the whole tile is inside the matrices.
-    let mut staged = unsafe { load_wide_tile(a, b, (m, n, k), (row0, col0), 0, interior, tid) };
-    // SAFETY: buffer 0 of the launch's shared memory, read by no one yet.
-    unsafe { store_wide_tile(buffers, 0, &staged, tid) };
-    sync_threads();
-
-    // This lane's 16 values of A and 8 of B at step `kk` of the k-tile in `buffer`.
-    let fragments = |buffer: u32, kk: u32| {
-        let a_tile = buffers.after::<f32>(buffer * WIDE_STAGE);
-        let b_tile = a_tile.after::<f32>(BK * WIDE_AS);
-        // SAFETY: inside the buffer; offsets are multiples of 4 floats.
-        unsafe {
-            let a4 = |q: u32| load_quad(a_tile.ptr(kk * WIDE_AS + row_in + 16 * q));
-            let b4 = |h: u32| load_quad(b_tile.ptr(kk * BLOCKED_WIDE_N + col_in + 32 * h));
-            ([a4(0), a4(1), a4(2), a4(3)], [b4(0), b4(1)])
-        }
-    };
+    let source = WideSource::new(a, b, (m, n, k), (row0, col0), tid);
     let mut acc = [[0.0f32; 8]; 16];
-    let mut frag = fragments(0, 0);
-    for tile in 0..tiles {
-        let next = tile + 1;
-        if next < tiles {
-            // SAFETY: as above.
-            staged = unsafe { load_wide_tile(a, b, (m, n, k), (row0, col0), next * BK, interior, tid) };
+    // Vector loads need 16-byte aligned rows of A and B.
+    // SAFETY: WideSource reads only the values that exist.
+    unsafe {
+        if k.is_multiple_of(4) && n.is_multiple_of(4) {
+            wide_products::<true>(&mut acc, source, k.div_ceil(BK), (row_in, col_in), tid);
+        } else {
+            wide_products::<false>(&mut acc, source, k.div_ceil(BK), (row_in, col_in), tid);
         }
-        // Each step's products run on fragments loaded the step before. The last step stores
-        // the next tile and passes the barrier first, so that the next tile's first fragments
-        // load while its products run, not after them.
-        unrolled!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
-            let (a_frag, b_frag) = frag;
-            if kk < 7 {
-                frag = fragments(tile % 2, kk as u32 + 1);
-            } else if next < tiles {
-                // SAFETY: the other buffer, whose last fragments every thread loaded before
-                // the previous barrier.
-                unsafe { store_wide_tile(buffers, next % 2, &staged, tid) };
-                sync_threads();
-                frag = fragments(next % 2, 0);
-            }
-            // Column by column, the rows there and back: ptxas's registers for this order left
-            // fewer dispatch stalls than row by row (PERF.md).
-            unrolled!(j in [0, 1, 2, 3, 4, 5, 6, 7] {
-                unrolled!(step in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
-                    let i = if j.is_multiple_of(2) { step } else { 15 - step };
-                    acc[i][j] = a_frag[i / 4][i % 4].mul_add(b_frag[j / 4][j % 4], acc[i][j]);
-                });
-            });
-        });
     }
 
     // Row i of the sub-tile: 16 (i / 4) + i % 4 past the lane's first; its 8 columns in two
     // vectors 32 apart. (Unrolled, so that acc's indices are constants.)
+    let aligned = n.is_multiple_of(4);
     unrolled!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
         let row = row0 + row_in + 16 * (i as u32 / 4) + i as u32 % 4;
         if row < m {
@@ -191,39 +152,184 @@ pub unsafe fn wide(m: u32, n: u32, k: u32, a: *const f32, b: *const f32, c: *mut
     });
 }
 
-/// Loads this thread's share ([`WideStaged`]) of the k-tile at `k0` of `wide`.
+/// acc += this lane's part of A B over `tiles` k-tiles from `source`, staged through registers
+/// into two shared buffers: a tile's global loads are in flight while the tile before it is
+/// multiplied. `VECTOR`: A's and B's rows are 16-byte aligned.
+///
+/// # Safety
+/// The launch's shared memory holds two `wide` buffers.
 #[inline(always)]
-unsafe fn load_wide_tile(
-    a: *const f32,
-    b: *const f32,
-    (m, n, k): (u32, u32, u32),
-    (row0, col0): (u32, u32),
-    k0: u32,
-    interior: bool,
+#[allow(
+    unused_assignments,
+    reason = "the last tile's step 7 holds an assignment of fragments behind a false `kk < 7`; \
+              loading each step's fragments at its use instead ran slower (PERF.md)"
+)]
+unsafe fn wide_products<const VECTOR: bool>(
+    acc: &mut [[f32; 8]; 16],
+    mut source: WideSource,
+    tiles: u32,
+    (row_in, col_in): (u32, u32),
     tid: u32,
-) -> WideStaged {
-    let (a_row, a_k) = (row0 + tid / 2, k0 + 4 * (tid % 2));
-    let (b_k, b_col) = (k0 + tid / 32, col0 + 4 * (tid % 32));
-    let a_at = |row: u32| a.wrapping_add((row * k + a_k) as usize);
-    let b_at = b.wrapping_add((b_k * n + b_col) as usize);
-    // SAFETY: the vector path runs only for tiles wholly inside aligned matrices; the scalar
-    // path checks each element.
-    unsafe {
-        if interior && k0 + BK <= k {
-            return WideStaged {
-                a: [load_quad(a_at(a_row)), load_quad(a_at(a_row + 128))],
-                b: load_quad(b_at),
+) {
+    if tiles == 0 {
+        return;
+    }
+    let buffers = shared::dynamic::<f32>();
+    // This lane's 16 values of A and 8 of B at step `kk` of the k-tile in `buffer`.
+    let fragments = |buffer: u32, kk: u32| {
+        let a_tile = buffers.after::<f32>(buffer * WIDE_STAGE);
+        let b_tile = a_tile.after::<f32>(BK * WIDE_AS);
+        // SAFETY: inside the buffer; offsets are multiples of 4 floats.
+        unsafe {
+            let a4 = |q: u32| load_quad(a_tile.ptr(kk * WIDE_AS + row_in + 16 * q));
+            let b4 = |h: u32| load_quad(b_tile.ptr(kk * BLOCKED_WIDE_N + col_in + 32 * h));
+            ([a4(0), a4(1), a4(2), a4(3)], [b4(0), b4(1)])
+        }
+    };
+
+    // SAFETY: buffer 0, read by no one yet.
+    unsafe { store_wide_tile(buffers, 0, &source.first(), tid) };
+    sync_threads();
+    let mut frag = fragments(0, 0);
+    // SAFETY: WideSource's bounds.
+    let mut staged = if tiles > 1 { unsafe { source.next::<VECTOR>() } } else { WideStaged::ZERO };
+    for tile in 0..tiles - 1 {
+        let (buffer, next) = (tile % 2, (tile + 1) % 2);
+        // Each step's products run on fragments loaded the step before. The last step stores
+        // the next tile and passes the barrier first, so that the next tile's first fragments
+        // load while its products run, not after them; then it loads the tile after next, which
+        // keeps a whole tile of products between a global load and its use (ptxas sinks loads
+        // issued at the top of the loop towards their use).
+        unrolled!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
+            let (a_frag, b_frag) = frag;
+            if kk < 7 {
+                frag = fragments(buffer, kk as u32 + 1);
+            } else {
+                // SAFETY: the other buffer, whose last fragments every thread loaded before
+                // the previous barrier.
+                unsafe { store_wide_tile(buffers, next, &staged, tid) };
+                sync_threads();
+                frag = fragments(next, 0);
+                if tile + 2 < tiles {
+                    // SAFETY: WideSource's bounds.
+                    staged = unsafe { source.next::<VECTOR>() };
+                }
+            }
+            wide_step(acc, a_frag, b_frag);
+        });
+    }
+    // The last tile, with no next one to stage.
+    let last = (tiles - 1) % 2;
+    unrolled!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
+        let (a_frag, b_frag) = frag;
+        if kk < 7 {
+            frag = fragments(last, kk as u32 + 1);
+        }
+        wide_step(acc, a_frag, b_frag);
+    });
+}
+
+/// acc += a b for one k-step of `wide`, row by row: of the orders measured, the one whose
+/// register assignment by ptxas ran fastest in this loop (PERF.md).
+#[inline(always)]
+fn wide_step(acc: &mut [[f32; 8]; 16], a: [[f32; 4]; 4], b: [[f32; 4]; 2]) {
+    unrolled!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+        unrolled!(j in [0, 1, 2, 3, 4, 5, 6, 7] {
+            acc[i][j] = a[i / 4][i % 4].mul_add(b[j / 4][j % 4], acc[i][j]);
+        });
+    });
+}
+
+/// Where this thread reads its [`WideStaged`] share of each k-tile. The first k-tile is the
+/// partial one (its first `skip` values of k are zeros), so that every later tile is whole
+/// and only rows past m and columns past n are checked, with flags fixed for the whole loop.
+struct WideSource {
+    /// A's two rows and B's k row at this thread's first k value of the current tile.
+    a: [*const f32; 2],
+    b: *const f32,
+    /// How many of each four values exist: 0 or 4 for A's rows, 0 to 4 for B's columns.
+    a_valid: [u32; 2],
+    b_valid: u32,
+    /// Elements from one k-tile's B row to the next's.
+    b_step: usize,
+    skip: u32,
+    tid: u32,
+}
+
+impl WideSource {
+    fn new(
+        a: *const f32,
+        b: *const f32,
+        (m, n, k): (u32, u32, u32),
+        (row0, col0): (u32, u32),
+        tid: u32,
+    ) -> Self {
+        let skip = (BK - k % BK) % BK;
+        let (a_row, b_col) = (row0 + tid / 2, col0 + 4 * (tid % 32));
+        let a_at = |row: u32| {
+            a.wrapping_add((row.wrapping_mul(k) + 4 * (tid % 2)) as usize).wrapping_sub(skip as usize)
+        };
+        let valid = |row: u32| if row < m { 4 } else { 0 };
+        WideSource {
+            a: [a_at(a_row), a_at(a_row + 128)],
+            b: b.wrapping_add(((tid / 32) * n + b_col) as usize).wrapping_sub((skip * n) as usize),
+            a_valid: [valid(a_row), valid(a_row + 128)],
+            b_valid: n.saturating_sub(b_col).min(4),
+            b_step: (BK * n) as usize,
+            skip,
+            tid,
+        }
+    }
+
+    /// The first k-tile's share, each value checked.
+    ///
+    /// # Safety
+    /// A is m x k and B k x n, as given to [`WideSource::new`].
+    unsafe fn first(&mut self) -> WideStaged {
+        let a_k = 4 * (self.tid % 2);
+        let b_row = self.tid / 32 >= self.skip;
+        // SAFETY: only values inside A and B are read (k values of the tile at or past `skip`).
+        let staged = unsafe {
+            let a = |h: usize| {
+                core::array::from_fn(|e| {
+                    let ok = self.a_valid[h] > 0 && a_k + e as u32 >= self.skip;
+                    if ok { load_nc(self.a[h].wrapping_add(e)) } else { 0.0 }
+                })
             };
-        }
-        let a_valid = |row: u32| if row < m { k.saturating_sub(a_k).min(4) } else { 0 };
-        let b_valid = if b_k < k { n.saturating_sub(b_col).min(4) } else { 0 };
-        WideStaged {
-            a: [
-                load_checked(a_at(a_row), a_valid(a_row)),
-                load_checked(a_at(a_row + 128), a_valid(a_row + 128)),
-            ],
-            b: load_checked(b_at, b_valid),
-        }
+            let b = core::array::from_fn(|e| {
+                if b_row && (e as u32) < self.b_valid { load_nc(self.b.wrapping_add(e)) } else { 0.0 }
+            });
+            WideStaged { a: [a(0), a(1)], b }
+        };
+        self.advance();
+        staged
+    }
+
+    /// The next k-tile's share (a whole tile: only rows and columns are checked).
+    ///
+    /// # Safety
+    /// As for [`WideSource::first`], which has been called, and a next tile exists.
+    #[inline(always)]
+    unsafe fn next<const VECTOR: bool>(&mut self) -> WideStaged {
+        // SAFETY: the first `valid` values at `p` exist; vectors are aligned when VECTOR.
+        let four = |p: *const f32, valid: u32| unsafe {
+            match VECTOR {
+                true if valid == 4 => load_quad_nc(p),
+                true => [0.0; 4],
+                false => load_checked(p, valid),
+            }
+        };
+        let staged = WideStaged {
+            a: [four(self.a[0], self.a_valid[0]), four(self.a[1], self.a_valid[1])],
+            b: four(self.b, self.b_valid),
+        };
+        self.advance();
+        staged
+    }
+
+    fn advance(&mut self) {
+        self.a = self.a.map(|p| p.wrapping_add(BK as usize));
+        self.b = self.b.wrapping_add(self.b_step);
     }
 }
 
