@@ -38,7 +38,8 @@ pub enum GemmKernel {
     /// Register-blocked SIMT, f32 only: 256 x 128 block tiles, 16 x 8 per thread (cuBLAS's
     /// SGEMM shape), one block per SM: the faster SIMT kernel where the product is many waves
     /// of tiles; `blocked` is faster where few tiles leave SMs idle or the last wave is mostly
-    /// empty (PERF.md).
+    /// empty (PERF.md). A or B whose rows are not 16-byte aligned is read from a copy in
+    /// aligned rows.
     BlockedWide,
     /// f64 tensor cores (mma.sync m8n8k4, sm_80+).
     Dmma,
@@ -177,7 +178,26 @@ pub fn gemm<T: Scalar>(
                 let grid = grid_of(abi::gemm::BLOCKED_WIDE_M, abi::gemm::BLOCKED_WIDE_N)?;
                 let launch = Launch::grid_2d(grid, (abi::gemm::BLOCKED_THREADS, 1))
                     .shared(abi::gemm::blocked_wide_shared_bytes());
-                kernels::blocked::wide(gpu, launch, m32, n32, k32, a, b, c)
+                if k.is_multiple_of(4) && n.is_multiple_of(4) {
+                    return kernels::blocked::wide(gpu, launch, m32, n32, k32, a, b, c);
+                }
+                // Copies in aligned rows, k padded with zeros to a multiple of 4 (zero columns
+                // of A, zero rows of B), read as vectors; element by element where they do
+                // not fit.
+                let k4 = k.next_multiple_of(4);
+                let a_copy = if k == k4 { None } else { padded_rows(gpu, a, (m, k), m)? };
+                let b_copy = padded_rows(gpu, b, (k, n), k4)?;
+                let (a_view, b_view) = match (&a_copy, &b_copy) {
+                    (Some(a), Some(b)) => (
+                        MatrixView::new(a, 0, m, k4, a.len() / m)?,
+                        MatrixView::new(b, 0, k4, n, b.len() / k4)?,
+                    ),
+                    (None, Some(b)) if k == k4 => {
+                        (MatrixView::full(a, m, k)?, MatrixView::new(b, 0, k, n, b.len() / k)?)
+                    }
+                    _ => return kernels::blocked::wide(gpu, launch, m32, n32, k32, a, b, c),
+                };
+                kernels::blocked::wide_strided(gpu, launch, m32, n32, k4 as u32, a_view, b_view, c)
             }
             GemmKernel::DmmaPipelined | GemmKernel::Tf32 => {
                 if !kernel.supports::<T>(gpu) {
@@ -268,11 +288,23 @@ fn aligned_rows<T: Scalar>(
     if (cols * size_of::<T>()).is_multiple_of(16) || rows == 0 {
         return Ok(None);
     }
+    padded_rows(gpu, a, (rows, cols), rows)
+}
+
+/// A copy of the dense rows x cols matrix `a` in `rows_to` >= rows rows starting on 128-byte
+/// lines, zero past its own rows and columns; its rows are `len / rows_to` apart. `None` where
+/// the copy does not fit in device memory or its indices in 32 bits.
+fn padded_rows<T: Scalar>(
+    gpu: &Gpu,
+    a: &CudaSlice<T>,
+    (rows, cols): (usize, usize),
+    rows_to: usize,
+) -> Result<Option<CudaSlice<T>>> {
     let ld = cols.next_multiple_of(128 / size_of::<T>());
-    if rows.checked_mul(ld).is_none_or(|len| len > u32::MAX as usize) {
+    if rows_to == 0 || rows_to.checked_mul(ld).is_none_or(|len| len > u32::MAX as usize) {
         return Ok(None);
     }
-    let mut copy = match gpu.zeros::<T>(rows * ld) {
+    let mut copy = match gpu.zeros::<T>(rows_to * ld) {
         Ok(copy) => copy,
         Err(Error::OutOfMemory { .. }) => return Ok(None),
         Err(e) => return Err(e),

@@ -11,6 +11,7 @@
 //! [`wide`] is the next step for f32, cuBLAS's SGEMM shape: a 256 x 128 tile, 16 x 8 values per
 //! thread (twice the products per shared-memory read), one block per SM.
 
+use abi::Strided;
 use abi::gemm::{
     BLOCKED_K as BK, BLOCKED_TILE, BLOCKED_WIDE_A_STRIDE as WIDE_AS, BLOCKED_WIDE_M, BLOCKED_WIDE_N,
 };
@@ -119,16 +120,36 @@ impl WideStaged {
 /// threads; shared bytes: `abi::gemm::blocked_wide_shared_bytes()`.
 #[gpu::kernel]
 pub unsafe fn wide(m: u32, n: u32, k: u32, a: *const f32, b: *const f32, c: *mut f32) {
+    // SAFETY: the caller's dense m x k, k x n and m x n matrices.
+    unsafe { wide_tile(m, n, k, Strided { ptr: a, ld: k }, Strided { ptr: b, ld: n }, c) }
+}
+
+/// [`wide`] with A and B blocks of larger matrices, for the copies in 16-byte aligned rows
+/// that the host makes where a matrix's rows are not aligned (with k padded by zeros to a
+/// multiple of 4): the k-loop then reads vectors.
+#[gpu::kernel]
+pub unsafe fn wide_strided(m: u32, n: u32, k: u32, a: Strided<f32>, b: Strided<f32>, c: *mut f32) {
+    // SAFETY: the caller's m x k and k x n blocks and dense m x n C.
+    unsafe { wide_tile(m, n, k, a, b, c) }
+}
+
+/// This block's tile of C = A B, for [`wide`] and [`wide_strided`].
+///
+/// # Safety
+/// A and B are m x k and k x n blocks, C a dense m x n matrix; the launch is `wide`'s.
+#[inline(always)]
+unsafe fn wide_tile(m: u32, n: u32, k: u32, a: Strided<f32>, b: Strided<f32>, c: *mut f32) {
     let (tid, warp, lane) = (thread_idx_x(), warp_id(), lane_id());
     // This lane's first row and column in the tile.
     let (row_in, col_in) = ((warp / 2) * 64 + 4 * (lane / 8), (warp % 2) * 64 + 4 * (lane % 8));
     let (row0, col0) = (block_idx_y() * BLOCKED_WIDE_M, block_idx_x() * BLOCKED_WIDE_N);
     let source = WideSource::new(a, b, (m, n, k), (row0, col0), tid);
     let mut acc = [[0.0f32; 8]; 16];
-    // Vector loads need 16-byte aligned rows of A and B.
+    // Vector loads need 16-byte aligned rows of A and B, and k a multiple of 4 (the partial
+    // k-tile comes first).
     // SAFETY: WideSource reads only the values that exist.
     unsafe {
-        if k.is_multiple_of(4) && n.is_multiple_of(4) {
+        if a.ld.is_multiple_of(4) && b.ld.is_multiple_of(4) && k.is_multiple_of(4) {
             wide_products::<true>(&mut acc, source, k.div_ceil(BK), (row_in, col_in), tid);
         } else {
             wide_products::<false>(&mut acc, source, k.div_ceil(BK), (row_in, col_in), tid);
@@ -250,7 +271,7 @@ struct WideSource {
     /// How many of each four values exist: 0 or 4 for A's rows, 0 to 4 for B's columns.
     a_valid: [u32; 2],
     b_valid: u32,
-    /// Elements from one k-tile's B row to the next's.
+    /// Elements from one k-tile's row of B to the next's.
     b_step: usize,
     skip: u32,
     tid: u32,
@@ -258,8 +279,8 @@ struct WideSource {
 
 impl WideSource {
     fn new(
-        a: *const f32,
-        b: *const f32,
+        a: Strided<f32>,
+        b: Strided<f32>,
         (m, n, k): (u32, u32, u32),
         (row0, col0): (u32, u32),
         tid: u32,
@@ -267,15 +288,17 @@ impl WideSource {
         let skip = (BK - k % BK) % BK;
         let (a_row, b_col) = (row0 + tid / 2, col0 + 4 * (tid % 32));
         let a_at = |row: u32| {
-            a.wrapping_add((row.wrapping_mul(k) + 4 * (tid % 2)) as usize).wrapping_sub(skip as usize)
+            let at = row.wrapping_mul(a.ld) + 4 * (tid % 2);
+            a.ptr.wrapping_add(at as usize).wrapping_sub(skip as usize)
         };
         let valid = |row: u32| if row < m { 4 } else { 0 };
+        let b_at = (tid / 32) * b.ld + b_col;
         WideSource {
             a: [a_at(a_row), a_at(a_row + 128)],
-            b: b.wrapping_add(((tid / 32) * n + b_col) as usize).wrapping_sub((skip * n) as usize),
+            b: b.ptr.wrapping_add(b_at as usize).wrapping_sub((skip * b.ld) as usize),
             a_valid: [valid(a_row), valid(a_row + 128)],
             b_valid: n.saturating_sub(b_col).min(4),
-            b_step: (BK * n) as usize,
+            b_step: (BK * b.ld) as usize,
             skip,
             tid,
         }
@@ -311,10 +334,12 @@ impl WideSource {
     /// As for [`WideSource::first`], which has been called, and a next tile exists.
     #[inline(always)]
     unsafe fn next<const VECTOR: bool>(&mut self) -> WideStaged {
-        // SAFETY: the first `valid` values at `p` exist; vectors are aligned when VECTOR.
+        // SAFETY: the first `valid` values at `p` exist. With VECTOR, rows are 16-byte aligned
+        // and a multiple of 4 long, so a vector starting before the end of a row's values lies
+        // in the row; its values past n reach only columns of C that are not stored.
         let four = |p: *const f32, valid: u32| unsafe {
             match VECTOR {
-                true if valid == 4 => load_quad_nc(p),
+                true if valid > 0 => load_quad_nc(p),
                 true => [0.0; 4],
                 false => load_checked(p, valid),
             }
