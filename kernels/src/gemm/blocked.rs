@@ -175,7 +175,7 @@ unsafe fn wide_tile(m: u32, n: u32, k: u32, a: Strided<f32>, b: Strided<f32>, c:
 
 /// acc += this lane's part of A B over `tiles` k-tiles from `source`, staged through registers
 /// into two shared buffers: a tile's global loads are in flight while the tile before it is
-/// multiplied. `VECTOR`: A's and B's rows are 16-byte aligned.
+/// multiplied. `VECTOR`: A's and B's rows are 16-byte aligned and k is a multiple of 4.
 ///
 /// # Safety
 /// The launch's shared memory holds two `wide` buffers.
