@@ -186,17 +186,16 @@ pub fn gemm<T: Scalar>(
                 // not fit.
                 let k4 = k.next_multiple_of(4);
                 let a_copy = if k == k4 { None } else { padded_rows(gpu, a, (m, k), m)? };
-                let b_copy = padded_rows(gpu, b, (k, n), k4)?;
-                let (a_view, b_view) = match (&a_copy, &b_copy) {
-                    (Some(a), Some(b)) => (
-                        MatrixView::new(a, 0, m, k4, a.len() / m)?,
-                        MatrixView::new(b, 0, k4, n, b.len() / k4)?,
-                    ),
-                    (None, Some(b)) if k == k4 => {
-                        (MatrixView::full(a, m, k)?, MatrixView::new(b, 0, k, n, b.len() / k)?)
-                    }
-                    _ => return kernels::blocked::wide(gpu, launch, m32, n32, k32, a, b, c),
+                let b_copy =
+                    if k == k4 || a_copy.is_some() { padded_rows(gpu, b, (k, n), k4)? } else { None };
+                let Some(b_copy) = b_copy else {
+                    return kernels::blocked::wide(gpu, launch, m32, n32, k32, a, b, c);
                 };
+                let a_view = match &a_copy {
+                    Some(a) => MatrixView::new(a, 0, m, k4, a.len() / m)?,
+                    None => MatrixView::full(a, m, k)?,
+                };
+                let b_view = MatrixView::new(&b_copy, 0, k4, n, b_copy.len() / k4)?;
                 kernels::blocked::wide_strided(gpu, launch, m32, n32, k4 as u32, a_view, b_view, c)
             }
             GemmKernel::DmmaPipelined | GemmKernel::Tf32 => {

@@ -147,9 +147,10 @@ unsafe fn wide_tile(m: u32, n: u32, k: u32, a: Strided<f32>, b: Strided<f32>, c:
     let mut acc = [[0.0f32; 8]; 16];
     // Vector loads need 16-byte aligned rows of A and B, and k a multiple of 4 (the partial
     // k-tile comes first).
+    let aligned_rows = |s: Strided<f32>| (s.ptr as usize).is_multiple_of(16) && s.ld.is_multiple_of(4);
     // SAFETY: WideSource reads only the values that exist.
     unsafe {
-        if a.ld.is_multiple_of(4) && b.ld.is_multiple_of(4) && k.is_multiple_of(4) {
+        if aligned_rows(a) && aligned_rows(b) && k.is_multiple_of(4) {
             wide_products::<true>(&mut acc, source, k.div_ceil(BK), (row_in, col_in), tid);
         } else {
             wide_products::<false>(&mut acc, source, k.div_ceil(BK), (row_in, col_in), tid);
