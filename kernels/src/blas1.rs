@@ -1,6 +1,7 @@
-//! Vector kernels: `y = a x + y` (the end-to-end example), and the dot products and updates
-//! that PCG needs.
+//! Vector kernels: `y = a x + y` (the end-to-end example), the dot products and updates
+//! that PCG needs, and a gather.
 
+use crate::device::memory::load_nc;
 use crate::device::thread::{block_idx_x, grid_size_1d, index_1d, thread_idx_x};
 use crate::device::{Float, block, shared};
 
@@ -61,5 +62,17 @@ pub unsafe fn sum_partials<T: Float>(count: u32, partials: *const T, out: *mut T
     if thread_idx_x() == 0 {
         // SAFETY: out holds one value.
         unsafe { *out = total };
+    }
+}
+
+/// `out[i] = x[index[i]]` for `i < count`: the x values a part of a distributed SpMV sends, or
+/// x in the order of a matrix's renumbered columns. Launch: a thread per entry.
+#[gpu::kernel(T = f32 | f64)]
+pub unsafe fn gather<T: Float>(count: u32, index: *const u32, x: *const T, out: *mut T) {
+    let i = index_1d();
+    if i < count {
+        // SAFETY: i < count, the length of index and out; index holds positions of x (the
+        // host's plan).
+        unsafe { *out.add(i as usize) = *x.add(load_nc(index.add(i as usize)) as usize) };
     }
 }

@@ -1,20 +1,9 @@
-//! Kernels of the distributed SpMV: what a part sends (its x entries that other parts need),
-//! and the product of its boundary rows with the halo received.
+//! Kernels of the distributed SpMV: the product of a part's boundary rows with the halo
+//! received (what a part sends is gathered by `blas1::gather`).
 
 use crate::device::Float;
 use crate::device::memory::load_nc;
 use crate::device::thread::index_1d;
-
-/// `out[i] = x[rows[i]]` for `i < count`: the x values a part sends, gathered into one buffer.
-/// Launch: a thread per entry.
-#[gpu::kernel(T = f32 | f64)]
-pub unsafe fn gather<T: Float>(count: u32, rows: *const u32, x: *const T, out: *mut T) {
-    let i = index_1d();
-    if i < count {
-        // SAFETY: i < count, the length of rows and out; rows index x (the host's plan).
-        unsafe { *out.add(i as usize) = *x.add(load_nc(rows.add(i as usize)) as usize) };
-    }
-}
 
 /// `y[rows[i]] += sum_j values[j] * halo[col_idx[j]]` over boundary row `i`'s entries, for
 /// `i < count`: the remote part of a part's product, added once the halo has arrived.

@@ -282,7 +282,14 @@ impl<T: Scalar> DistCsr<T> {
                 // SAFETY: send_rows and send hold `count` entries; the rows index this part's x.
                 unsafe {
                     let launch = Launch::linear(count, 256);
-                    kernels::gather(&*p.gpu, launch, count as u32, &p.send_rows, &x.parts[i], &mut p.send)?;
+                    crate::kernels::blas1::gather(
+                        &*p.gpu,
+                        launch,
+                        count as u32,
+                        &p.send_rows,
+                        &x.parts[i],
+                        &mut p.send,
+                    )?;
                 }
             }
         }

@@ -1,9 +1,11 @@
 //! GPU CSR SpMV: the device copy of a matrix, the kernels of `kernels/src/spmv/csr.rs`, and
 //! the adaptive kernel with its one-time analysis ([`CsrPlan`]): vectors of lanes per row,
-//! merge-path tiles of equal work where rows are skewed or often empty, or vectors over 16-bit
-//! column gaps where they fit (fewer bytes to move).
+//! merge-path tiles of equal work where rows are skewed or often empty (with the x values of a
+//! graph's most popular columns gathered side by side), or vectors over 16-bit column gaps
+//! where they fit (fewer bytes to move).
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use rayon::prelude::*;
 use std::time::Instant;
@@ -37,9 +39,25 @@ pub struct DeviceCsr<T> {
     /// The column indices as 16-bit gaps, where every gap fits: (each row's first column,
     /// the gaps).
     gaps16: Option<(CudaSlice<u32>, CudaSlice<u16>)>,
+    /// The most popular columns, where a few columns hold many of the nonzeros.
+    hot: Option<HotColumns<T>>,
     /// Milliseconds the analysis took at upload (partition, statistics and timings), the
     /// counterpart of cuSPARSE's preprocessing.
     pub analysis_ms: f64,
+}
+
+/// A graph's most popular columns ([`hot_columns`]), numbered 0.. in their order, the others
+/// `hot_count` + their column: the merge kernel reads the hot ones from a copy of their x
+/// values side by side, which share cache lines and stay in L1, and a row's hot entries come
+/// first, so a warp's reads of them share lines too (PERF.md).
+struct HotColumns<T> {
+    /// The matrix's entries so numbered, each row sorted by the new numbers (A's row pointers).
+    col_idx: CudaSlice<u32>,
+    values: CudaSlice<T>,
+    /// The hot columns, most popular first.
+    columns: CudaSlice<u32>,
+    /// Their x values: scratch gathered by every product, lent as `merge_carries` is.
+    x: Mutex<CudaSlice<T>>,
 }
 
 /// The adaptive kernel's choices for one matrix, made once when it is uploaded (as cuSPARSE's
@@ -67,6 +85,8 @@ pub enum CsrPath {
     Merge,
     /// `width` lanes per row over the 16-bit column gaps.
     Gaps16,
+    /// Merge-path tiles, the x values of the hot columns gathered first.
+    MergeHot,
 }
 
 /// Nonzeros per warp on a long row: 8 per lane.
@@ -139,6 +159,14 @@ impl<T: Scalar> DeviceCsr<T> {
         let plan = CsrPlan::new(a.row_ptr());
         let tile_rows = merge_partition(a.row_ptr(), tile);
         let gaps = column_gaps(a.row_ptr(), a.col_indices());
+        // The hot columns' copy of the matrix only where the device has room for it too.
+        let hot = hot_columns(a.cols(), a.col_indices()).filter(|hot| {
+            Footprint::new("the matrix's entries numbered for its hot columns")
+                .device::<u8>(nnz * (4 + elem) + hot.len() as u128 * (4 + elem))
+                .check_device(gpu)
+                .is_ok()
+        });
+        let hot_entries = hot.as_ref().map(|hot| hot_first(a, hot));
         let analysis_ms = started.elapsed().as_secs_f64() * 1e3;
         let long_chunks = if plan.chunk_rows.is_empty() {
             None
@@ -160,6 +188,15 @@ impl<T: Scalar> DeviceCsr<T> {
                 Some((base, gaps)) => Some((gpu.upload(&base)?, gpu.upload(&gaps)?)),
                 None => None,
             },
+            hot: match (hot, hot_entries) {
+                (Some(columns), Some((col_idx, values))) => Some(HotColumns {
+                    col_idx: gpu.upload(&col_idx)?,
+                    values: gpu.upload(&values)?,
+                    x: Mutex::new(gpu.zeros(columns.len())?),
+                    columns: gpu.upload(&columns)?,
+                }),
+                _ => None,
+            },
             analysis_ms,
         };
         let started = Instant::now();
@@ -179,10 +216,12 @@ impl<T: Scalar> DeviceCsr<T> {
         let mut y = gpu.zeros::<T>(self.rows)?;
         let mut best = (f64::INFINITY, self.plan.path, self.plan.width);
         let gaps: &[u32] = if self.gaps16.is_some() { &WIDTHS } else { &[] };
+        let hot = self.hot.as_ref().map(|_| (CsrPath::MergeHot, self.plan.width));
         let choices = WIDTHS
             .iter()
             .map(|&w| (CsrPath::Vector, w))
             .chain([(CsrPath::Merge, self.plan.width)])
+            .chain(hot)
             .chain(gaps.iter().map(|&w| (CsrPath::Gaps16, w)));
         for (path, width) in choices {
             (self.plan.path, self.plan.width) = (path, width);
@@ -200,6 +239,12 @@ impl<T: Scalar> DeviceCsr<T> {
     /// Whether the column gaps fit 16 bits, so that [`CsrKernel::Gaps16`] can run.
     pub fn has_gaps16(&self) -> bool {
         self.gaps16.is_some()
+    }
+
+    /// Whether a few columns hold many of the nonzeros, so that [`CsrKernel::MergeHot`] can
+    /// run.
+    pub fn has_hot_columns(&self) -> bool {
+        self.hot.is_some()
     }
 
     /// Bytes a kernel must move at least: the matrix once, x once, y written once.
@@ -229,12 +274,15 @@ pub enum CsrKernel {
     Merge,
     /// The vector kernel at the plan's width over 16-bit column gaps (where they fit).
     Gaps16,
+    /// Merge-path tiles, the x values of the most popular columns gathered side by side first
+    /// (where a few columns hold many of the nonzeros).
+    MergeHot,
     /// The fast kernel: lanes per row from the analysis, long rows in chunks of a block each.
     Adaptive,
 }
 
 impl CsrKernel {
-    pub const ALL: [CsrKernel; 9] = [
+    pub const ALL: [CsrKernel; 10] = [
         CsrKernel::Scalar,
         CsrKernel::NnzAtomic,
         CsrKernel::WarpShuffle,
@@ -243,6 +291,7 @@ impl CsrKernel {
         CsrKernel::Vector(8),
         CsrKernel::Merge,
         CsrKernel::Gaps16,
+        CsrKernel::MergeHot,
         CsrKernel::Adaptive,
     ];
 
@@ -256,6 +305,7 @@ impl CsrKernel {
             CsrKernel::Vector(w) => format!("csr-vector{w}"),
             CsrKernel::Merge => "csr-merge".into(),
             CsrKernel::Gaps16 => "csr-gaps16".into(),
+            CsrKernel::MergeHot => "csr-merge-hot".into(),
             CsrKernel::Adaptive => "csr-adaptive".into(),
         }
     }
@@ -317,32 +367,45 @@ pub fn spmv<T: Scalar>(
                 kernels::nnz_atomic(gpu, launch, rows, nnz, row_ptr, col_idx, values, x, y)
             }
             CsrKernel::Vector(width) => launch_vector(gpu, a, width, u32::MAX, x, y),
-            CsrKernel::Merge => launch_merge(gpu, a, x, y),
+            CsrKernel::Merge => launch_merge(gpu, a, (col_idx, values), x, None, y),
             CsrKernel::Gaps16 => launch_gaps16(gpu, a, x, y),
-            CsrKernel::Adaptive if a.plan.path == CsrPath::Merge => launch_merge(gpu, a, x, y),
-            CsrKernel::Adaptive if a.plan.path == CsrPath::Gaps16 => launch_gaps16(gpu, a, x, y),
-            CsrKernel::Adaptive => {
-                launch_vector(gpu, a, a.plan.width, a.plan.long_row, x, y)?;
-                if let Some((chunk_rows, chunk_starts)) = &a.long_chunks {
-                    let chunks = to_u32(a.plan.chunk_rows.len(), "long-row chunks")?;
-                    let launch = Launch::warp_per_item(chunks as usize, 4);
-                    kernels::long_row_chunks(
-                        gpu,
-                        launch,
-                        chunks,
-                        LONG_ROW_CHUNK,
-                        chunk_rows,
-                        chunk_starts,
-                        row_ptr,
-                        col_idx,
-                        values,
-                        x,
-                        y,
-                    )?;
-                }
-                Ok(())
-            }
+            CsrKernel::MergeHot => launch_merge_hot(gpu, a, x, y),
+            CsrKernel::Adaptive => match a.plan.path {
+                CsrPath::Merge => launch_merge(gpu, a, (col_idx, values), x, None, y),
+                CsrPath::Gaps16 => launch_gaps16(gpu, a, x, y),
+                CsrPath::MergeHot => launch_merge_hot(gpu, a, x, y),
+                CsrPath::Vector => launch_adaptive_vector(gpu, a, x, y),
+            },
         }
+    }
+}
+
+/// The vector kernel at the plan's width, then the long rows' chunks.
+fn launch_adaptive_vector<T: Scalar>(
+    gpu: &Gpu,
+    a: &DeviceCsr<T>,
+    x: &CudaSlice<T>,
+    y: &mut CudaSlice<T>,
+) -> Result<()> {
+    launch_vector(gpu, a, a.plan.width, a.plan.long_row, x, y)?;
+    let Some((chunk_rows, chunk_starts)) = &a.long_chunks else { return Ok(()) };
+    let chunks = to_u32(a.plan.chunk_rows.len(), "long-row chunks")?;
+    let launch = Launch::warp_per_item(chunks as usize, 4);
+    // SAFETY: as in `spmv`; the chunks were cut from this matrix's long rows.
+    unsafe {
+        kernels::long_row_chunks(
+            gpu,
+            launch,
+            chunks,
+            LONG_ROW_CHUNK,
+            chunk_rows,
+            chunk_starts,
+            &a.row_ptr,
+            &a.col_idx,
+            &a.values,
+            x,
+            y,
+        )
     }
 }
 
@@ -350,11 +413,15 @@ pub fn spmv<T: Scalar>(
 /// them keep more of an SM's x reads near each other (in its L1) than 4 do (PERF.md).
 const MERGE_BLOCK_WARPS: u32 = 16;
 
-/// The merge-path kernel, then the fix-up of the rows that cross tiles.
+/// The merge-path kernel over the entries `(col_idx, values)` of A's rows (A's own, or
+/// numbered as [`HotColumns`] says with the hot columns' x values in `hot`), then the fix-up
+/// of the rows that cross tiles.
 fn launch_merge<T: Scalar>(
     gpu: &Gpu,
     a: &DeviceCsr<T>,
+    (col_idx, values): (&CudaSlice<u32>, &CudaSlice<T>),
     x: &CudaSlice<T>,
+    hot: Option<&CudaSlice<T>>,
     y: &mut CudaSlice<T>,
 ) -> Result<()> {
     let tiles = a.merge_tile_rows.len() - 1;
@@ -373,14 +440,45 @@ fn launch_merge<T: Scalar>(
             tiles32,
             &a.merge_tile_rows,
             &a.row_ptr,
-            &a.col_idx,
-            &a.values,
+            col_idx,
+            values,
             x,
+            hot.unwrap_or(x),
+            hot.map_or(0, |hot| hot.len() as u32),
             y,
             &mut *carries,
         )?;
         kernels::merge_fixup(gpu, Launch::linear(tiles, 256), rows, tiles32, &a.merge_tile_rows, &*carries, y)
     }
+}
+
+/// The hot columns' x values gathered, then the merge-path kernel over the entries numbered
+/// for them.
+fn launch_merge_hot<T: Scalar>(
+    gpu: &Gpu,
+    a: &DeviceCsr<T>,
+    x: &CudaSlice<T>,
+    y: &mut CudaSlice<T>,
+) -> Result<()> {
+    let Some(hot) = &a.hot else {
+        return Err(Error::InvalidInput(
+            "csr-merge-hot: no few columns hold many of this matrix's nonzeros (no hot columns)".into(),
+        ));
+    };
+    let mut hot_x = hot.x.lock().unwrap();
+    let count = hot.columns.len();
+    // SAFETY: `columns` and `hot_x` hold `count` entries, each a column of A (below x's length).
+    unsafe {
+        crate::kernels::blas1::gather(
+            gpu,
+            Launch::linear(count, 256),
+            count as u32,
+            &hot.columns,
+            x,
+            &mut *hot_x,
+        )?
+    };
+    launch_merge(gpu, a, (&hot.col_idx, &hot.values), x, Some(&hot_x), y)
 }
 
 /// The vector kernel over the 16-bit column gaps, at the plan's width.
@@ -401,14 +499,20 @@ fn launch_gaps16<T: Scalar>(
     unsafe { kernels::gaps16(gpu, launch, width, a.rows as u32, &a.row_ptr, row_base, gaps, &a.values, x, y) }
 }
 
+/// Rows per chunk of the analysis' passes over the entries, chunks in parallel.
+const ROWS_PER_CHUNK: usize = 4096;
+
+/// Where each chunk of [`ROWS_PER_CHUNK`] rows starts among the entries, and the end.
+fn chunk_bounds(row_ptr: &[u32]) -> Vec<usize> {
+    let rows = row_ptr.len().saturating_sub(1);
+    (0..rows.div_ceil(ROWS_PER_CHUNK) + 1).map(|c| row_ptr[(c * ROWS_PER_CHUNK).min(rows)] as usize).collect()
+}
+
 /// Each row's first column and the gaps between its consecutive columns (the first 0), or
 /// None when a gap does not fit in 16 bits. Rows in parallel, in chunks.
 pub fn column_gaps(row_ptr: &[u32], col_idx: &[u32]) -> Option<(Vec<u32>, Vec<u16>)> {
-    const ROWS_PER_CHUNK: usize = 4096;
     let rows = row_ptr.len().saturating_sub(1);
-    let bounds: Vec<usize> = (0..rows.div_ceil(ROWS_PER_CHUNK) + 1)
-        .map(|c| row_ptr[(c * ROWS_PER_CHUNK).min(rows)] as usize)
-        .collect();
+    let bounds = chunk_bounds(row_ptr);
     let mut gaps = vec![0u16; col_idx.len()];
     let fits = split_at_bounds(&mut gaps, &bounds).into_par_iter().enumerate().all(|(chunk, chunk_gaps)| {
         let first_row = chunk * ROWS_PER_CHUNK;
@@ -428,6 +532,65 @@ pub fn column_gaps(row_ptr: &[u32], col_idx: &[u32]) -> Option<(Vec<u32>, Vec<u1
         .into_par_iter()
         .map(|r| if row_ptr[r] < row_ptr[r + 1] { col_idx[row_ptr[r] as usize] } else { 0 });
     fits.then(|| (first_columns.collect(), gaps))
+}
+
+/// How many hot columns [`hot_columns`] keeps at most.
+pub const HOT_COLUMNS: usize = 1 << 18;
+
+/// A graph's hot columns, most nonzeros first (ties in column order): the [`HOT_COLUMNS`] most
+/// popular, at most a sixteenth of the columns, where the hundredth of the columns with the
+/// most nonzeros holds at least a tenth of them (graphs with hubs); None otherwise.
+pub fn hot_columns(cols: usize, col_idx: &[u32]) -> Option<Vec<u32>> {
+    if cols < 16 || col_idx.is_empty() {
+        return None;
+    }
+    let degree: Vec<AtomicU32> = (0..cols).map(|_| AtomicU32::new(0)).collect();
+    col_idx.par_iter().for_each(|&c| {
+        degree[c as usize].fetch_add(1, Ordering::Relaxed);
+    });
+    let degree: Vec<u32> = degree.into_iter().map(AtomicU32::into_inner).collect();
+    // Most nonzeros first; the first `count` in that order after a linear-time selection.
+    let more = |a: &u32, b: &u32| (degree[*b as usize], *a).cmp(&(degree[*a as usize], *b));
+    let mut order: Vec<u32> = (0..cols as u32).collect();
+    let top = cols.div_ceil(100);
+    order.select_nth_unstable_by(top - 1, more);
+    let top_nonzeros: u64 = order[..top].iter().map(|&c| degree[c as usize] as u64).sum();
+    if top_nonzeros * 10 < col_idx.len() as u64 {
+        return None;
+    }
+    let count = HOT_COLUMNS.min(cols / 16);
+    if cols.checked_add(count).is_none_or(|n| n > u32::MAX as usize) {
+        return None; // the new numbers would not fit u32
+    }
+    order.select_nth_unstable_by(count - 1, more);
+    order.truncate(count);
+    order.sort_unstable_by(more);
+    Some(order)
+}
+
+/// A's entries with hot column `hot[r]` numbered r and any other column c numbered
+/// `hot.len()` + c, each row sorted by the new numbers (A's row pointers hold).
+fn hot_first<T: Scalar>(a: &Csr<T>, hot: &[u32]) -> (Vec<u32>, Vec<T>) {
+    let mut new_of_old: Vec<u32> = (0..a.cols() as u32).map(|c| hot.len() as u32 + c).collect();
+    for (rank, &c) in hot.iter().enumerate() {
+        new_of_old[c as usize] = rank as u32;
+    }
+    let (rows, row_ptr) = (a.rows(), a.row_ptr());
+    let bounds = chunk_bounds(row_ptr);
+    let mut entries = vec![(0u32, T::ZERO); a.nnz()];
+    split_at_bounds(&mut entries, &bounds).into_par_iter().enumerate().for_each(|(chunk, out)| {
+        let first_row = chunk * ROWS_PER_CHUNK;
+        let base = bounds[chunk];
+        for row in first_row..(first_row + ROWS_PER_CHUNK).min(rows) {
+            let (start, end) = (row_ptr[row] as usize - base, row_ptr[row + 1] as usize - base);
+            let (cols, values) = a.row(row);
+            for (slot, (&c, &v)) in out[start..end].iter_mut().zip(cols.iter().zip(values)) {
+                *slot = (new_of_old[c as usize], v);
+            }
+            out[start..end].sort_unstable_by_key(|&(c, _)| c);
+        }
+    });
+    entries.into_par_iter().unzip()
 }
 
 /// Where each merge-path tile of `tile` items starts: for every multiple d of `tile` (and the end,
@@ -513,6 +676,26 @@ mod tests {
         assert_eq!(column_gaps(&row_ptr, &cols), None, "5 -> 70000 does not fit");
         let cols = [3, 5, 65_000, 65_543];
         assert_eq!(column_gaps(&row_ptr, &cols), Some((vec![3, 0, 65_543], vec![0, 2, 64_995, 0])));
+    }
+
+    #[test]
+    fn hot_columns_where_few_hold_many() {
+        // 200 columns; column 7 in every row, column 3 in half of them, the rest once each.
+        let (mut row_ptr, mut cols) = (vec![0u32], Vec::new());
+        for r in 0..100u32 {
+            cols.extend(if r % 2 == 0 { vec![3, 7, 10 + r] } else { vec![7, 10 + r] });
+            row_ptr.push(cols.len() as u32);
+        }
+        let hot = hot_columns(200, &cols).expect("column 7 holds 40% of the nonzeros");
+        assert_eq!(hot, vec![7, 3, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19], "a sixteenth, ties in order");
+        let a = Csr::new(100, 200, row_ptr, cols, vec![1.0f64; 250]).unwrap();
+        let (new_cols, _) = hot_first(&a, &hot);
+        // Row 0: 3 -> 1, 7 -> 0, 10 -> 2 (hot); row 1: 7 -> 0, 11 -> 3; row 12: 22 -> 12 + 22.
+        assert_eq!(&new_cols[..5], &[0, 1, 2, 0, 3]);
+        assert_eq!(&new_cols[30..33], &[0, 1, 34]);
+        // Every column once: the top hundredth holds 1%.
+        assert_eq!(hot_columns(1000, &(0..1000).collect::<Vec<u32>>()), None);
+        assert_eq!(hot_columns(0, &[]), None);
     }
 
     #[test]

@@ -359,6 +359,10 @@ pub unsafe fn long_row_chunks<T: Float>(
 /// beside the products and go to y in one coalesced pass (scattered stores of single rows
 /// cost a partial sector each). A row still open at the end of the tile leaves its partial
 /// sum in `carries[w]`: [`merge_fixup`] adds it to the row afterwards.
+///
+/// Columns below `hot_count` read `hot` (a graph's most popular columns, gathered there so that
+/// their values share lines), the others `x` at the column minus `hot_count`; with no hot
+/// columns, `hot_count` is 0.
 /// Launch: a warp per tile, blocks of whole warps; shared bytes:
 /// `abi::spmv::merge_shared_bytes` for the block's warps.
 #[gpu::kernel(T = f32 | f64)]
@@ -371,6 +375,8 @@ pub unsafe fn merge<T: Float>(
     col_idx: *const u32,
     values: *const T,
     x: *const T,
+    hot: *const T,
+    hot_count: u32,
     y: *mut T,
     carries: *mut T,
 ) {
@@ -386,7 +392,7 @@ pub unsafe fn merge<T: Float>(
         .after::<T>(warp_id() * abi::spmv::merge_warp_elements(core::mem::size_of::<T>()));
     let row_ends = products.after::<u32>(tile_len);
     // SAFETY (global loads): tile < tiles, and tile_rows has tiles + 1 entries; rows below
-    // `rows`, nonzeros below `nnz`, columns below the length of x.
+    // `rows`, nonzeros below `nnz`, columns below hot_count + the length of x.
     let (first_item, end_item) = (tile * tile_len, ((tile + 1) * tile_len).min(rows + nnz));
     let (row0, row1) =
         unsafe { (load_nc(tile_rows.add(tile as usize)), load_nc(tile_rows.add(tile as usize + 1))) };
@@ -403,7 +409,9 @@ pub unsafe fn merge<T: Float>(
     // Two products in flight per lane. Each line of the matrix is read once, by one warp:
     // evict-first keeps x in L2 instead (PERF.md).
     let product = |j: u32| unsafe {
-        load_stream(values.add(j as usize)) * load_nc(x.add(load_stream(col_idx.add(j as usize)) as usize))
+        let column = load_stream(col_idx.add(j as usize));
+        let (from, at) = if column < hot_count { (hot, column) } else { (x, column - hot_count) };
+        load_stream(values.add(j as usize)) * load_nc(from.add(at as usize))
     };
     let mut j = nz0 + lane;
     while j + WARP_SIZE < nz1 {
