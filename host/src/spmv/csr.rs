@@ -569,28 +569,42 @@ pub fn hot_columns(cols: usize, col_idx: &[u32]) -> Option<Vec<u32>> {
 }
 
 /// A's entries with hot column `hot[r]` numbered r and any other column c numbered
-/// `hot.len()` + c, each row sorted by the new numbers (A's row pointers hold).
+/// `hot.len()` + c, each row's hot entries first, by number, then the others in their order
+/// (A's row pointers hold).
 fn hot_first<T: Scalar>(a: &Csr<T>, hot: &[u32]) -> (Vec<u32>, Vec<T>) {
-    let mut new_of_old: Vec<u32> = (0..a.cols() as u32).map(|c| hot.len() as u32 + c).collect();
-    for (rank, &c) in hot.iter().enumerate() {
-        new_of_old[c as usize] = rank as u32;
+    let cold = hot.len() as u32;
+    let mut rank = vec![u32::MAX; a.cols()];
+    for (r, &c) in hot.iter().enumerate() {
+        rank[c as usize] = r as u32;
     }
-    let (rows, row_ptr) = (a.rows(), a.row_ptr());
-    let bounds = chunk_bounds(row_ptr);
-    let mut entries = vec![(0u32, T::ZERO); a.nnz()];
-    split_at_bounds(&mut entries, &bounds).into_par_iter().enumerate().for_each(|(chunk, out)| {
-        let first_row = chunk * ROWS_PER_CHUNK;
-        let base = bounds[chunk];
-        for row in first_row..(first_row + ROWS_PER_CHUNK).min(rows) {
-            let (start, end) = (row_ptr[row] as usize - base, row_ptr[row + 1] as usize - base);
-            let (cols, values) = a.row(row);
-            for (slot, (&c, &v)) in out[start..end].iter_mut().zip(cols.iter().zip(values)) {
-                *slot = (new_of_old[c as usize], v);
+    let bounds = chunk_bounds(a.row_ptr());
+    let (mut col_idx, mut values) = (vec![0u32; a.nnz()], vec![T::ZERO; a.nnz()]);
+    let chunks: Vec<_> = split_at_bounds(&mut col_idx, &bounds)
+        .into_iter()
+        .zip(split_at_bounds(&mut values, &bounds))
+        .collect();
+    chunks.into_par_iter().enumerate().for_each(|(chunk, (chunk_cols, chunk_values))| {
+        let mut hot_entries: Vec<(u32, T)> = Vec::new();
+        let mut cold_entries: Vec<(u32, T)> = Vec::new();
+        let mut at = 0;
+        for row in chunk * ROWS_PER_CHUNK..((chunk + 1) * ROWS_PER_CHUNK).min(a.rows()) {
+            let (cols, row_values) = a.row(row);
+            hot_entries.clear();
+            cold_entries.clear();
+            for (&c, &v) in cols.iter().zip(row_values) {
+                match rank[c as usize] {
+                    u32::MAX => cold_entries.push((cold + c, v)),
+                    r => hot_entries.push((r, v)),
+                }
             }
-            out[start..end].sort_unstable_by_key(|&(c, _)| c);
+            hot_entries.sort_unstable_by_key(|&(r, _)| r);
+            for &(c, v) in hot_entries.iter().chain(&cold_entries) {
+                (chunk_cols[at], chunk_values[at]) = (c, v);
+                at += 1;
+            }
         }
     });
-    entries.into_par_iter().unzip()
+    (col_idx, values)
 }
 
 /// Where each merge-path tile of `tile` items starts: for every multiple d of `tile` (and the end,
