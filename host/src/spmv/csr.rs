@@ -152,8 +152,9 @@ impl<T: Scalar> DeviceCsr<T> {
         let tile = abi::spmv::merge_tile(size_of::<T>());
         // The matrix, its 16-bit gaps and the merge-path partition.
         let (rows, tiles) = (a.rows() as u128, (a.rows() + a.nnz()).div_ceil(tile as usize) as u128);
+        let matrix_bytes = nnz * (6 + elem) + (rows + 1) * 8 + tiles * (4 + elem);
         Footprint::new(format!("a {} x {} CSR matrix with {nnz} nonzeros", a.rows(), a.cols()))
-            .device::<u8>(nnz * (6 + elem) + (rows + 1) * 8 + tiles * (4 + elem))
+            .device::<u8>(matrix_bytes)
             .check_device(gpu)?;
         let started = Instant::now();
         let plan = CsrPlan::new(a.row_ptr());
@@ -161,8 +162,8 @@ impl<T: Scalar> DeviceCsr<T> {
         let gaps = column_gaps(a.row_ptr(), a.col_indices());
         // The hot columns' copy of the matrix only where the device has room for it too.
         let hot = hot_columns(a.cols(), a.col_indices()).filter(|hot| {
-            Footprint::new("the matrix's entries numbered for its hot columns")
-                .device::<u8>(nnz * (4 + elem) + hot.len() as u128 * (4 + elem))
+            Footprint::new("the matrix with its entries numbered for its hot columns")
+                .device::<u8>(matrix_bytes + nnz * (4 + elem) + hot.len() as u128 * (4 + elem))
                 .check_device(gpu)
                 .is_ok()
         });
