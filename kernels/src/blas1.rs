@@ -66,7 +66,7 @@ pub unsafe fn sum_partials<T: Float>(count: u32, partials: *const T, out: *mut T
 }
 
 /// `out[i] = x[index[i]]` for `i < count`: the x values a part of a distributed SpMV sends, or
-/// x in the order of a matrix's renumbered columns. Launch: a thread per entry.
+/// those of a graph's hot columns (the merge-path SpMV). Launch: a thread per entry.
 #[gpu::kernel(T = f32 | f64)]
 pub unsafe fn gather<T: Float>(count: u32, index: *const u32, x: *const T, out: *mut T) {
     let i = index_1d();

@@ -31,7 +31,7 @@ use std::sync::Arc;
 use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::gpu::{CudaSlice, CudaViewMut, Gpu, Launch};
-use crate::kernels::dist as kernels;
+use crate::kernels::{blas1, dist as kernels};
 use crate::sparse::Csr;
 use crate::spmv::BlockWarps;
 use crate::spmv::csr::{CsrKernel, DeviceCsr, spmv};
@@ -282,14 +282,7 @@ impl<T: Scalar> DistCsr<T> {
                 // SAFETY: send_rows and send hold `count` entries; the rows index this part's x.
                 unsafe {
                     let launch = Launch::linear(count, 256);
-                    crate::kernels::blas1::gather(
-                        &*p.gpu,
-                        launch,
-                        count as u32,
-                        &p.send_rows,
-                        &x.parts[i],
-                        &mut p.send,
-                    )?;
+                    blas1::gather(&*p.gpu, launch, count as u32, &p.send_rows, &x.parts[i], &mut p.send)?;
                 }
             }
         }

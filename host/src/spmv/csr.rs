@@ -14,6 +14,7 @@ use super::gpu::{BlockWarps, check_vectors, to_u32};
 use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::gpu::{CudaSlice, Gpu, Launch};
+use crate::kernels::blas1;
 use crate::kernels::spmv::csr as kernels;
 use crate::memory::Footprint;
 use crate::sparse::Csr;
@@ -469,16 +470,7 @@ fn launch_merge_hot<T: Scalar>(
     let mut hot_x = hot.x.lock().unwrap();
     let count = hot.columns.len();
     // SAFETY: `columns` and `hot_x` hold `count` entries, each a column of A (below x's length).
-    unsafe {
-        crate::kernels::blas1::gather(
-            gpu,
-            Launch::linear(count, 256),
-            count as u32,
-            &hot.columns,
-            x,
-            &mut *hot_x,
-        )?
-    };
+    unsafe { blas1::gather(gpu, Launch::linear(count, 256), count as u32, &hot.columns, x, &mut *hot_x)? };
     launch_merge(gpu, a, (&hot.col_idx, &hot.values), x, Some(&hot_x), y)
 }
 
