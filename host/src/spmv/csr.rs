@@ -50,7 +50,8 @@ pub struct DeviceCsr<T> {
 /// A graph's most popular columns ([`hot_columns`]), numbered 0.. in their order, the others
 /// `hot_count` + their column: the merge kernel reads the hot ones from a copy of their x
 /// values side by side, which share cache lines and stay in L1, and a row's hot entries come
-/// first, so a warp's reads of them share lines too (PERF.md).
+/// first, so a warp's reads of them share lines too (PERF.md). Kept only where the upload's
+/// timing chooses them.
 struct HotColumns<T> {
     /// The matrix's entries so numbered, each row sorted by the new numbers (A's row pointers).
     col_idx: CudaSlice<u32>,
@@ -235,6 +236,11 @@ impl<T: Scalar> DeviceCsr<T> {
             }
         }
         (self.plan.path, self.plan.width) = (best.1, best.2);
+        // The hot columns' copy of the matrix costs as much memory as the matrix: kept only
+        // where it is the choice.
+        if self.plan.path != CsrPath::MergeHot {
+            self.hot = None;
+        }
         Ok(())
     }
 
@@ -243,8 +249,9 @@ impl<T: Scalar> DeviceCsr<T> {
         self.gaps16.is_some()
     }
 
-    /// Whether a few columns hold many of the nonzeros, so that [`CsrKernel::MergeHot`] can
-    /// run.
+    /// Whether the matrix keeps hot columns, so that [`CsrKernel::MergeHot`] can run: where a
+    /// few columns hold many of the nonzeros, and on a matrix large enough to be timed at
+    /// upload, only where they were the fastest choice.
     pub fn has_hot_columns(&self) -> bool {
         self.hot.is_some()
     }
@@ -464,7 +471,7 @@ fn launch_merge_hot<T: Scalar>(
 ) -> Result<()> {
     let Some(hot) = &a.hot else {
         return Err(Error::InvalidInput(
-            "csr-merge-hot: no few columns hold many of this matrix's nonzeros (no hot columns)".into(),
+            "csr-merge-hot: this matrix keeps no hot columns (no few columns hold many of its nonzeros, or the hot columns lost to another kernel at upload)".into(),
         ));
     };
     let mut hot_x = hot.x.lock().unwrap();
