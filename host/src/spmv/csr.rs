@@ -48,12 +48,13 @@ pub struct DeviceCsr<T> {
 }
 
 /// A graph's most popular columns ([`hot_columns`]), numbered 0.. in their order, the others
-/// `hot_count` + their column: the merge kernel reads the hot ones from a copy of their x
+/// the hot columns' count + their column: the merge kernel reads the hot ones from a copy of their x
 /// values side by side, which share cache lines and stay in L1, and a row's hot entries come
 /// first, so a warp's reads of them share lines too (PERF.md). Kept only where the upload's
 /// timing chooses them.
 struct HotColumns<T> {
-    /// The matrix's entries so numbered, each row sorted by the new numbers (A's row pointers).
+    /// The matrix's entries so numbered, each row's hot entries first ([`hot_first`]; A's row
+    /// pointers).
     col_idx: CudaSlice<u32>,
     values: CudaSlice<T>,
     /// The hot columns, most popular first.
