@@ -188,14 +188,11 @@ pub fn gemm<T: Scalar>(
                 let a_copy = if k == k4 { None } else { padded_rows(gpu, a, (m, k), m)? };
                 let b_copy =
                     if k == k4 || a_copy.is_some() { padded_rows(gpu, b, (k, n), k4)? } else { None };
-                let Some(b_copy) = b_copy else {
+                if b_copy.is_none() {
                     return kernels::blocked::wide(gpu, launch, m32, n32, k32, a, b, c);
-                };
-                let a_view = match &a_copy {
-                    Some(a) => MatrixView::new(a, 0, m, k4, a.len() / m)?,
-                    None => MatrixView::full(a, m, k)?,
-                };
-                let b_view = MatrixView::new(&b_copy, 0, k4, n, b_copy.len() / k4)?;
+                }
+                // Here A is copied unless k is a multiple of 4 already (k4 == k).
+                let (a_view, b_view) = (aligned_view(a, &a_copy, m, k4)?, aligned_view(b, &b_copy, k4, n)?);
                 kernels::blocked::wide_strided(gpu, launch, m32, n32, k4 as u32, a_view, b_view, c)
             }
             GemmKernel::DmmaPipelined | GemmKernel::Tf32 => {
