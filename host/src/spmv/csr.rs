@@ -33,7 +33,7 @@ pub struct DeviceCsr<T> {
     long_chunks: Option<(CudaSlice<u32>, CudaSlice<u32>)>,
     /// The merge-path partition: the row in progress where each tile starts (tiles + 1).
     merge_tile_rows: CudaSlice<u32>,
-    /// Each tile's open sum, scratch written by every merge-path SpMV. The lock only lends the
+    /// Each block's open sum, scratch written by every merge-path SpMV. The lock only lends the
     /// launch its `&mut` while the SpMV is queued: SpMVs of one matrix on two streams at once
     /// would share it.
     merge_carries: Mutex<CudaSlice<T>>,
@@ -186,7 +186,7 @@ impl<T: Scalar> DeviceCsr<T> {
             values: gpu.upload(a.values())?,
             plan,
             long_chunks,
-            merge_carries: Mutex::new(gpu.zeros(tile_rows.len() - 1)?),
+            merge_carries: Mutex::new(gpu.zeros((tile_rows.len() - 1).div_ceil(MERGE_BLOCK_WARPS as usize))?),
             merge_tile_rows: gpu.upload(&tile_rows)?,
             gaps16: match gaps {
                 Some((base, gaps)) => Some((gpu.upload(&base)?, gpu.upload(&gaps)?)),
@@ -438,9 +438,9 @@ fn launch_merge<T: Scalar>(
     let (rows, nnz, tiles32) = (a.rows as u32, a.nnz as u32, tiles as u32);
     let mut carries = a.merge_carries.lock().unwrap();
     let launch = Launch::warp_per_item(tiles, MERGE_BLOCK_WARPS)
-        .shared(MERGE_BLOCK_WARPS as usize * abi::spmv::merge_warp_bytes(size_of::<T>()));
-    // SAFETY: the partition was computed from this matrix's row pointers (tiles + 1 entries,
-    // tiles carries); x and y have the checked lengths; the fix-up runs after the product.
+        .shared(MERGE_BLOCK_WARPS as usize * (abi::spmv::merge_warp_bytes(size_of::<T>()) + size_of::<T>()));
+    // SAFETY: the partition was computed from this matrix's row pointers (tiles + 1 entries, a
+    // carry per block); x and y have the checked lengths; the fix-up runs after the product.
     unsafe {
         kernels::merge(
             gpu,
@@ -458,7 +458,9 @@ fn launch_merge<T: Scalar>(
             y,
             &mut *carries,
         )?;
-        kernels::merge_fixup(gpu, Launch::linear(tiles, 256), rows, tiles32, &a.merge_tile_rows, &*carries, y)
+        let blocks = tiles.div_ceil(MERGE_BLOCK_WARPS as usize);
+        let fixup = Launch::linear(blocks, 256);
+        kernels::merge_fixup(gpu, fixup, rows, tiles32, MERGE_BLOCK_WARPS, &a.merge_tile_rows, &*carries, y)
     }
 }
 

@@ -6,7 +6,7 @@
 
 use crate::device::memory::{load_nc, load_stream};
 use crate::device::shared;
-use crate::device::thread::{WARP_SIZE, block_dim_x, index_1d, lane_id, sync_threads, thread_idx_x, warp_id};
+use crate::device::thread::{WARP_SIZE, block_dim_x, block_idx_x, index_1d, lane_id, sync_threads, thread_idx_x, warp_id};
 use crate::device::warp::{self, sync_warp};
 use crate::device::{Float, atomic};
 
@@ -358,13 +358,16 @@ pub unsafe fn long_row_chunks<T: Float>(
 /// (a segmented scan of the lanes' carries by shuffles). The sums are staged in shared memory
 /// beside the products and go to y in one coalesced pass (scattered stores of single rows
 /// cost a partial sector each). A row still open at the end of the tile leaves its partial
-/// sum in `carries[w]`: [`merge_fixup`] adds it to the row afterwards.
+/// sum to the block: where the row ends in a later tile of the block, the block adds it to
+/// the row once its warps are done; the block's last open sum goes to `carries[block]`, and
+/// [`merge_fixup`] adds those afterwards (one per block, not per tile: that launch's work
+/// costs as much as the launch does, PERF.md).
 ///
 /// Columns below `hot_count` read `hot` (a graph's most popular columns, gathered there so that
 /// their values share lines), the others `x` at the column minus `hot_count`; with no hot
 /// columns, `hot_count` is 0.
-/// Launch: a warp per tile, blocks of whole warps; shared bytes:
-/// `abi::spmv::merge_shared_bytes` for the block's warps.
+/// Launch: a warp per tile, blocks of whole warps; shared bytes: `abi::spmv::merge_warp_bytes`
+/// for each of the block's warps, then a value of T for each.
 #[gpu::kernel(T = f32 | f64)]
 pub unsafe fn merge<T: Float>(
     rows: u32,
@@ -380,12 +383,89 @@ pub unsafe fn merge<T: Float>(
     y: *mut T,
     carries: *mut T,
 ) {
+    let tile = index_1d() / WARP_SIZE;
+    let carried = if tile < tiles {
+        // SAFETY: the caller's buffers; tile < tiles.
+        unsafe { merge_tile(tile, rows, nnz, tile_rows, row_ptr, (col_idx, values), (x, hot, hot_count), y) }
+    } else {
+        T::ZERO
+    };
+
+    // The block's open sums, one per warp, after the warps' slices of shared memory.
+    let warps = block_dim_x() / WARP_SIZE;
+    let open = shared::dynamic::<T>()
+        .after::<T>(warps * abi::spmv::merge_warp_elements(core::mem::size_of::<T>()));
+    if lane_id() == WARP_SIZE - 1 {
+        // SAFETY (shared): warp_id() < warps.
+        unsafe { open.set(warp_id(), carried) };
+    }
+    sync_threads(); // every tile's rows of y are written, every open sum staged
+    if warp_id() != 0 {
+        return;
+    }
+    // Lane w: tile first + w's open row, summed over the run of tiles that leave it open.
+    let (w, first) = (lane_id(), block_idx_x() * warps);
+    let last = (first + warps).min(tiles) - 1; // the block's last tile
+    let (row, carry) = if first + w <= last {
+        // SAFETY: first + w + 1 <= tiles; w < warps (shared).
+        unsafe { (load_nc(tile_rows.add((first + w + 1) as usize)), open.get(w)) }
+    } else {
+        (u32::MAX, T::ZERO)
+    };
+    let (before, after) = (warp::shuffle_up(row, 1), warp::shuffle_down(row, 1));
+    let run = segmented_scan(carry, w == 0 || before != row);
+    let run_ends = first + w <= last && (first + w == last || after != row);
+    if first + w == last {
+        // This row is still open past the block (or past the matrix).
+        // SAFETY: block_idx_x() < ceil(tiles / warps), the carries' length.
+        unsafe { *carries.add(block_idx_x() as usize) = run };
+    } else if run_ends {
+        // The row ended in a later tile of the block, which wrote its y before the barrier.
+        // SAFETY: row < the block's last open row <= rows.
+        unsafe {
+            let at = y.add(row as usize);
+            *at = *at + run;
+        }
+    }
+}
+
+/// Sums of the values of lanes up to this one, restarting at every lane whose `starts` is set
+/// (a segmented inclusive scan).
+#[inline(always)]
+fn segmented_scan<T: Float>(value: T, starts: bool) -> T {
+    let lane = lane_id();
+    let (mut sum, mut segment_start) = (value, starts as u32);
+    let mut offset = 1;
+    while offset < WARP_SIZE {
+        let (before, before_start) = (warp::shuffle_up(sum, offset), warp::shuffle_up(segment_start, offset));
+        if lane >= offset && segment_start == 0 {
+            sum = sum + before;
+            segment_start = before_start;
+        }
+        offset *= 2;
+    }
+    sum
+}
+
+/// One warp's tile of [`merge`]: writes y for the rows that end in it; returns, in lane 31,
+/// the partial sum of its last row, still open.
+///
+/// # Safety
+/// As [`merge`]; tile < tiles.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // the matrix, the vectors and the tile
+unsafe fn merge_tile<T: Float>(
+    tile: u32,
+    rows: u32,
+    nnz: u32,
+    tile_rows: *const u32,
+    row_ptr: *const u32,
+    (col_idx, values): (*const u32, *const T),
+    (x, hot, hot_count): (*const T, *const T, u32),
+    y: *mut T,
+) -> T {
     let items = const { abi::spmv::merge_items_per_lane(core::mem::size_of::<T>()) };
     let tile_len = WARP_SIZE * items;
-    let tile = index_1d() / WARP_SIZE;
-    if tile >= tiles {
-        return; // the whole warp leaves together
-    }
     let lane = lane_id();
     // This warp's slice of shared memory: TILE products and row sums, TILE + 1 row ends.
     let products = shared::dynamic::<T>()
@@ -468,18 +548,7 @@ pub unsafe fn merge<T: Float>(
 
     // What earlier lanes carry into this lane's first row: a segmented inclusive scan of the
     // lanes' open sums, restarting at every lane that ended a row.
-    let ends_a_row = first_end.is_some() as u32;
-    let (mut carried, mut segment_start) = (sum, ends_a_row);
-    let mut offset = 1;
-    while offset < WARP_SIZE {
-        let (before, before_start) =
-            (warp::shuffle_up(carried, offset), warp::shuffle_up(segment_start, offset));
-        if lane >= offset && segment_start == 0 {
-            carried = carried + before;
-            segment_start = before_start;
-        }
-        offset *= 2;
-    }
+    let carried = segmented_scan(sum, first_end.is_some());
     let carry_in = warp::shuffle_up(carried, 1);
     if let Some((first_row, first_sum)) = first_end {
         let total = if lane > 0 { first_sum + carry_in } else { first_sum };
@@ -494,28 +563,28 @@ pub unsafe fn merge<T: Float>(
         unsafe { *y.add((row0 + i) as usize) = products.get(sums(i)) };
         i += WARP_SIZE;
     }
-    if lane == WARP_SIZE - 1 {
-        // SAFETY: tile < tiles, the length of carries.
-        unsafe { *carries.add(tile as usize) = carried };
-    }
+    carried
 }
 
-/// Adds each tile's open sum (the row in progress at its end, `tile_rows[tile + 1]`) into y,
-/// after [`merge`]. Launch: a thread per tile.
+/// Adds each block's open sum into y, after [`merge`]: block b's is the row in progress at the
+/// end of its last tile, `tile_rows[min((b + 1) warps, tiles)]`, with `warps` tiles a block.
+/// Launch: a thread per block of [`merge`].
 #[gpu::kernel(T = f32 | f64)]
 pub unsafe fn merge_fixup<T: Float>(
     rows: u32,
     tiles: u32,
+    warps: u32,
     tile_rows: *const u32,
     carries: *const T,
     y: *mut T,
 ) {
-    let tile = index_1d();
-    if tile < tiles {
-        // SAFETY: tile < tiles; tile_rows has tiles + 1 entries; the row is checked.
+    let block = index_1d();
+    if block < tiles.div_ceil(warps) {
+        // SAFETY: block < ceil(tiles / warps), the carries' length; tile_rows has tiles + 1
+        // entries; the row is checked.
         unsafe {
-            let row = load_nc(tile_rows.add(tile as usize + 1));
-            let carry = load_nc(carries.add(tile as usize));
+            let row = load_nc(tile_rows.add(((block + 1) * warps).min(tiles) as usize));
+            let carry = load_nc(carries.add(block as usize));
             if row < rows && carry != T::ZERO {
                 atomic::add(y.add(row as usize), carry);
             }
