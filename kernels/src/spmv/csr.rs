@@ -6,7 +6,9 @@
 
 use crate::device::memory::{load_nc, load_stream};
 use crate::device::shared;
-use crate::device::thread::{WARP_SIZE, block_dim_x, block_idx_x, index_1d, lane_id, sync_threads, thread_idx_x, warp_id};
+use crate::device::thread::{
+    WARP_SIZE, block_dim_x, block_idx_x, index_1d, lane_id, sync_threads, thread_idx_x, warp_id,
+};
 use crate::device::warp::{self, sync_warp};
 use crate::device::{Float, atomic};
 
@@ -393,8 +395,8 @@ pub unsafe fn merge<T: Float>(
 
     // The block's open sums, one per warp, after the warps' slices of shared memory.
     let warps = block_dim_x() / WARP_SIZE;
-    let open = shared::dynamic::<T>()
-        .after::<T>(warps * abi::spmv::merge_warp_elements(core::mem::size_of::<T>()));
+    let open =
+        shared::dynamic::<T>().after::<T>(warps * abi::spmv::merge_warp_elements(core::mem::size_of::<T>()));
     if lane_id() == WARP_SIZE - 1 {
         // SAFETY (shared): warp_id() < warps.
         unsafe { open.set(warp_id(), carried) };
