@@ -76,6 +76,13 @@ impl Gpu {
         // SAFETY: all work goes through one stream, so cudarc's cross-stream event tracking
         // is not needed; turning it off saves two events per allocation.
         unsafe { ctx.disable_event_tracking() };
+        if ctx.has_async_alloc() {
+            pool_attribute(
+                &ctx,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                Some(POOL_KEEPS),
+            )?;
+        }
         let stream = ctx.default_stream();
         let props = DeviceProps::query(&ctx)?;
         let (major, minor) = props.compute_capability;
@@ -226,9 +233,18 @@ impl Gpu {
         self.stream.synchronize().map_err(|e| self.device_error(e))
     }
 
-    /// Device memory (free, total) in bytes.
+    /// Device memory (free, total) in bytes; free counts what the memory pool keeps for reuse.
     pub fn memory_info(&self) -> Result<(usize, usize)> {
-        self.ctx.mem_get_info().map_err(Error::driver("memory query"))
+        let (free, total) = self.ctx.mem_get_info().map_err(Error::driver("memory query"))?;
+        if !self.ctx.has_async_alloc() {
+            return Ok((free, total));
+        }
+        use sys::CUmemPool_attribute::{
+            CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
+        };
+        let reserved = pool_attribute(&self.ctx, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, None)?;
+        let used = pool_attribute(&self.ctx, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, None)?;
+        Ok((free + reserved.saturating_sub(used) as usize, total))
     }
 
     fn device_error(&self, source: DriverError) -> Error {
@@ -253,6 +269,33 @@ impl Gpu {
         }
         Error::Driver { what: "device allocation or copy", source }
     }
+}
+
+/// Bytes of freed device memory the GPU's memory pool keeps for reuse, rather than handing them
+/// back to the driver at every synchronisation (its default): temporaries of repeated calls,
+/// such as the GEMM's aligned copies, then cost no new mapping (PERF.md).
+const POOL_KEEPS: u64 = 1 << 30;
+
+/// Sets (`Some`) or reads a 64-bit attribute of the device's default memory pool, the one
+/// cudarc's stream-ordered allocations draw from.
+fn pool_attribute(ctx: &CudaContext, attribute: sys::CUmemPool_attribute, set: Option<u64>) -> Result<u64> {
+    let mut pool = std::ptr::null_mut();
+    let mut value = set.unwrap_or(0);
+    // SAFETY: the pool handle is written by the driver for this context's device; every
+    // attribute passed here is a 64-bit value, read or written through `value`.
+    unsafe {
+        sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device())
+            .result()
+            .map_err(Error::driver("memory pool"))?;
+        let at = (&raw mut value).cast();
+        let result = if set.is_some() {
+            sys::cuMemPoolSetAttribute(pool, attribute, at)
+        } else {
+            sys::cuMemPoolGetAttribute(pool, attribute, at)
+        };
+        result.result().map_err(Error::driver("memory pool attribute"))?;
+    }
+    Ok(value)
 }
 
 /// Where a launch is queued: a GPU and one of its streams. A `&Gpu` converts into its own
