@@ -248,6 +248,26 @@ fn errors_name_the_problem() {
 
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn memory_the_pool_keeps_counts_as_free() {
+    let gpu = gpu();
+    let (before, total) = gpu.memory_info().unwrap();
+    let buffer = gpu.zeros::<u8>(256 << 20).unwrap();
+    let (during, _) = gpu.memory_info().unwrap();
+    assert!(during + (256 << 20) <= before + (16 << 20), "free {before} -> {during} with 256 MiB taken");
+    drop(buffer);
+    gpu.synchronize().unwrap();
+    // The pool keeps the freed memory for the next allocation, and says it is free.
+    let (after, _) = gpu.memory_info().unwrap();
+    assert!(
+        after + (16 << 20) >= before && after <= total,
+        "free {before} -> {after} after the buffer's release"
+    );
+    let again = gpu.zeros::<u8>(256 << 20).unwrap();
+    assert_eq!(again.len(), 256 << 20);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn async_copies_land_with_zero_fill() {
     let gpu = gpu();
     let src: Vec<f32> = (0..128).map(|i| i as f32 + 1.0).collect();
