@@ -30,3 +30,9 @@ pub const fn merge_warp_bytes(elem_size: usize) -> usize {
 pub const fn merge_warp_elements(elem_size: usize) -> u32 {
     (merge_warp_bytes(elem_size) / elem_size) as u32
 }
+
+/// Dynamic shared bytes of a merge-path block of `warps` warps: each warp's slice
+/// ([`merge_warp_bytes`]), then one element per warp for the block's open sums.
+pub const fn merge_shared_bytes(warps: u32, elem_size: usize) -> usize {
+    warps as usize * (merge_warp_bytes(elem_size) + elem_size)
+}

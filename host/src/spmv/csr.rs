@@ -425,7 +425,7 @@ const MERGE_BLOCK_WARPS: u32 = 16;
 
 /// The merge-path kernel over the entries `(col_idx, values)` of A's rows (A's own, or
 /// numbered as [`HotColumns`] says with the hot columns' x values in `hot`), then the fix-up
-/// of the rows that cross tiles.
+/// of the rows still open at the end of a block.
 fn launch_merge<T: Scalar>(
     gpu: &Gpu,
     a: &DeviceCsr<T>,
@@ -438,7 +438,7 @@ fn launch_merge<T: Scalar>(
     let (rows, nnz, tiles32) = (a.rows as u32, a.nnz as u32, tiles as u32);
     let mut carries = a.merge_carries.lock().unwrap();
     let launch = Launch::warp_per_item(tiles, MERGE_BLOCK_WARPS)
-        .shared(MERGE_BLOCK_WARPS as usize * (abi::spmv::merge_warp_bytes(size_of::<T>()) + size_of::<T>()));
+        .shared(abi::spmv::merge_shared_bytes(MERGE_BLOCK_WARPS, size_of::<T>()));
     // SAFETY: the partition was computed from this matrix's row pointers (tiles + 1 entries, a
     // carry per block); x and y have the checked lengths; the fix-up runs after the product.
     unsafe {

@@ -368,8 +368,8 @@ pub unsafe fn long_row_chunks<T: Float>(
 /// Columns below `hot_count` read `hot` (a graph's most popular columns, gathered there so that
 /// their values share lines), the others `x` at the column minus `hot_count`; with no hot
 /// columns, `hot_count` is 0.
-/// Launch: a warp per tile, blocks of whole warps; shared bytes: `abi::spmv::merge_warp_bytes`
-/// for each of the block's warps, then a value of T for each.
+/// Launch: a warp per tile, blocks of whole warps; shared bytes:
+/// `abi::spmv::merge_shared_bytes` for the block's warps.
 #[gpu::kernel(T = f32 | f64)]
 pub unsafe fn merge<T: Float>(
     rows: u32,
