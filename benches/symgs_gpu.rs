@@ -224,23 +224,25 @@ fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &C
             smoothers.push((Box::new(smoother), notes));
         }
     }
-    // Multicolor: the default (Jones-Plassmann on the GPU, a CUDA graph per sweep), the
-    // same launched kernel by kernel, and the other colorings; colored and renumbered on the
-    // GPU from the uploaded matrix (the greedy coloring on the host).
+    // Multicolor: the default (Jones-Plassmann on the GPU, or the 2 colors of a bipartite
+    // matrix in no row order; a CUDA graph per sweep), the same launched kernel by kernel, and
+    // the other colorings; colored and renumbered on the GPU from the uploaded matrix (the
+    // greedy coloring on the host).
     for (method, graph) in [
+        (ColoringMethod::Auto, true),
+        (ColoringMethod::Auto, false),
         (ColoringMethod::JonesPlassmann, true),
-        (ColoringMethod::JonesPlassmann, false),
         (ColoringMethod::Greedy, true),
         (ColoringMethod::JonesPlassmannRandom, true),
         (ColoringMethod::SmallestLast, true),
     ] {
         let label = match (method, graph) {
-            (ColoringMethod::JonesPlassmann, true) => "multicolor".to_string(),
-            (ColoringMethod::JonesPlassmann, false) => "multicolor-launches".to_string(),
+            (ColoringMethod::Auto, true) => "multicolor".to_string(),
+            (ColoringMethod::Auto, false) => "multicolor-launches".to_string(),
             _ => format!("multicolor-{}", method.name()),
         };
         // Large inputs: the default and the hashed coloring (each copy holds the matrix again).
-        let variant = (method, graph) != (ColoringMethod::JonesPlassmann, true);
+        let variant = (method, graph) != (ColoringMethod::Auto, true);
         if !selected(&label) || (large && variant && method != ColoringMethod::JonesPlassmannRandom) {
             continue;
         }

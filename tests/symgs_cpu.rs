@@ -223,7 +223,7 @@ fn a_coloring_is_checked() {
     for method in ColoringMethod::ALL {
         assert_eq!(ColoringMethod::from_name(method.name()), Some(method));
     }
-    assert_eq!(ColoringMethod::default(), ColoringMethod::JonesPlassmann);
+    assert_eq!(ColoringMethod::default(), ColoringMethod::Auto);
 }
 
 /// The multicolor smoother reduces the residual per sweep comparably to the sequential one:

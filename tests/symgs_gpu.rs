@@ -272,6 +272,23 @@ fn symgs_gpu_coloring_is_proper_and_compact() {
             assert_eq!(got, greedy_coloring_in_order(a, order), "{name}");
         }
     }
+    // The renumbered 7-point Laplacian (bipartite, its row order random): the parity of its
+    // breadth-first levels 2-colors it, Jones-Plassmann in that order takes 6. A renumbered
+    // 27-point stencil is not bipartite, and a Laplacian in its own order has a row order to
+    // follow: both keep Jones-Plassmann's colors.
+    let shuffled = generate::shuffle(&generate::poisson3d::<f64>(24, 24, 24).unwrap(), 1).unwrap();
+    let [jp, auto] =
+        [ColoringMethod::JonesPlassmann, ColoringMethod::Auto].map(|m| color(&gpu, &shuffled, m).unwrap());
+    assert_eq!(auto.count, 2, "the renumbered Laplacian by level parity ({} with Jones-Plassmann)", jp.count);
+    assert!(jp.count > 2 && auto.conflict(&shuffled).is_none());
+    for a in [
+        generate::shuffle(&generate::stencil27::<f64>(12, 12, 12).unwrap(), 1).unwrap(),
+        generate::poisson3d::<f64>(24, 24, 24).unwrap(),
+    ] {
+        let [jp, auto] =
+            [ColoringMethod::JonesPlassmann, ColoringMethod::Auto].map(|m| color(&gpu, &a, m).unwrap());
+        assert_eq!(auto, jp);
+    }
     // Smallest-last order on a renumbered 7-point Laplacian (bipartite; 6 colors by degree).
     let shuffled = generate::shuffle(&generate::poisson3d::<f64>(24, 24, 24).unwrap(), 1).unwrap();
     let count = color(&gpu, &shuffled, ColoringMethod::SmallestLast).unwrap().count;

@@ -77,11 +77,12 @@ pub(crate) struct SymgsArgs {
     /// also `none`.
     #[arg(long, default_value = "levels-graph")]
     variant: String,
-    /// multicolor: how the rows are colored: `jp` (Jones-Plassmann on the GPU, larger degree
-    /// first), `jp-random` (Jones-Plassmann with hashed priorities), `jp-sl` (Jones-Plassmann in
-    /// smallest-last order: fewer colors on unstructured meshes, a longer setup), `greedy`
-    /// (first fit in row order, on the host).
-    #[arg(long, default_value = "jp")]
+    /// multicolor: how the rows are colored: `auto` (`jp`, but 2 colors by breadth-first level
+    /// parity on a bipartite matrix whose row order has no locality), `jp` (Jones-Plassmann on
+    /// the GPU, larger degree first, ties in row order), `jp-random` (Jones-Plassmann with hashed
+    /// priorities), `jp-sl` (Jones-Plassmann in smallest-last order: fewer colors on
+    /// unstructured meshes, a longer setup), `greedy` (first fit in row order, on the host).
+    #[arg(long, default_value = "auto")]
     coloring: String,
     /// Symmetric sweeps (symgs), timed together after one untimed sweep.
     #[arg(long, default_value_t = 1)]
@@ -641,7 +642,7 @@ pub(crate) fn smoother<'m, T: Scalar>(
         "multicolor" | "multicolor-launches" | "multicolor-csr" | "multicolor-ell" => {
             let method = ColoringMethod::from_name(&args.coloring).ok_or_else(|| {
                 Error::InvalidInput(format!(
-                    "unknown coloring `{}` (jp, jp-random, jp-sl, greedy)",
+                    "unknown coloring `{}` (auto, jp, jp-random, jp-sl, greedy)",
                     args.coloring
                 ))
             })?;

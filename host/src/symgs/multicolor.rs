@@ -13,7 +13,11 @@
 //! 27-point stencil, its 2x2x2 parity classes, in about 900 rounds at 128^3; 16 on the random
 //! SPD matrix of 2 M rows and 27 per row, whose late rows have up to 200 neighbours), ties by a
 //! hash of the row after [`ROW_ORDER_ROUNDS`] rounds so that long chains of equal-degree rows
-//! (a tridiagonal matrix) cannot make the rounds as many as the rows. In smallest-last order
+//! (a tridiagonal matrix) cannot make the rounds as many as the rows. A matrix whose row order
+//! has no locality (a renumbered mesh) has no wavefront left to follow in its row order: there
+//! the default ([`ColoringMethod::Auto`]) first tries the parity of each row's breadth-first
+//! level from row 0 (levels found on the GPU), the 2 colors of a bipartite pattern such as a
+//! renumbered 7-point Laplacian's (Jones-Plassmann in its random row order takes 6). In smallest-last order
 //! (`jp-sl`, peeled on the GPU) renumbered meshes get fewer colors (a FEM matrix 32 instead of
 //! 44, a renumbered 7-point Laplacian 4 instead of 6, Delaunay 5 instead of 7), for a setup of
 //! as many rounds as the peeling takes (PERF.md). The host's greedy
@@ -42,6 +46,7 @@ use super::{Smoother, SymgsMatrix, check_lengths};
 use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::gpu::{CudaSlice, Gpu, GraphReplay, L2SetAside, Launch, Queue, keep_in_l2};
+use crate::kernels::symgs::breadth_first as kernels_bfs;
 use crate::kernels::symgs::multicolor as kernels;
 use crate::sparse::Csr;
 use crate::spmv::csr::CsrPlan;
@@ -69,8 +74,13 @@ impl Coloring {
 /// How the rows are colored.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ColoringMethod {
-    /// Jones-Plassmann on the GPU, larger degree first, ties in row order (then hashed).
+    /// [`ColoringMethod::JonesPlassmann`], but where the matrix's row order has no locality
+    /// (its entries lie further than [`UNORDERED_MEAN_DISTANCE`] n from the diagonal on
+    /// average: a renumbered mesh) and its pattern is bipartite, the 2 colors of its
+    /// breadth-first levels' parity, which Jones-Plassmann's ties in a random row order miss.
     #[default]
+    Auto,
+    /// Jones-Plassmann on the GPU, larger degree first, ties in row order (then hashed).
     JonesPlassmann,
     /// Jones-Plassmann on the GPU with hashed priorities only (Jones-Plassmann-Luby).
     JonesPlassmannRandom,
@@ -82,16 +92,18 @@ pub enum ColoringMethod {
 }
 
 impl ColoringMethod {
-    pub const ALL: [ColoringMethod; 4] = [
+    pub const ALL: [ColoringMethod; 5] = [
+        ColoringMethod::Auto,
         ColoringMethod::JonesPlassmann,
         ColoringMethod::JonesPlassmannRandom,
         ColoringMethod::SmallestLast,
         ColoringMethod::Greedy,
     ];
 
-    /// The CLI's name: `jp`, `jp-random`, `jp-sl`, `greedy`.
+    /// The CLI's name: `auto`, `jp`, `jp-random`, `jp-sl`, `greedy`.
     pub fn name(self) -> &'static str {
         match self {
+            ColoringMethod::Auto => "auto",
             ColoringMethod::JonesPlassmann => "jp",
             ColoringMethod::JonesPlassmannRandom => "jp-random",
             ColoringMethod::SmallestLast => "jp-sl",
@@ -106,6 +118,18 @@ impl ColoringMethod {
 
 /// Jones-Plassmann rounds that break degree ties by row order; later rounds use a hash.
 pub const ROW_ORDER_ROUNDS: u32 = 2048;
+
+/// A matrix whose entries lie further from the diagonal than this fraction of n on average
+/// has no row order to follow: renumbered meshes measure 0.24-0.33, meshes in their own order
+/// 0.0004-0.02 (PERF.md).
+pub const UNORDERED_MEAN_DISTANCE: f64 = 0.1;
+
+/// Components of the pattern the breadth-first levels start before they are given up (each
+/// costs a search over the rows): the levels are for meshes, not for many small blocks.
+const MAX_COMPONENTS: usize = 64;
+
+/// Levels of the breadth-first search queued between two looks at its queue.
+const LEVELS_PER_LOOK: u32 = 16;
 
 /// Jones-Plassmann, and the peeling of its smallest-last order, give up (with an error) past
 /// this many rounds.
@@ -237,8 +261,15 @@ fn jones_plassmann_states(
              (ColoringMethod::Greedy, `--coloring greedy`)"
         ),
     };
+    if method == ColoringMethod::Auto
+        && mean_distance(gpu, n, row_ptr, col_idx)? > UNORDERED_MEAN_DISTANCE
+        && parity_coloring(gpu, n, row_ptr, col_idx, &mut state)?
+    {
+        let count = color_count(gpu, &state)?;
+        return Ok((state, count));
+    }
     let priorities = match method {
-        ColoringMethod::JonesPlassmann => (1, ROW_ORDER_ROUNDS),
+        ColoringMethod::JonesPlassmann | ColoringMethod::Auto => (1, ROW_ORDER_ROUNDS),
         ColoringMethod::SmallestLast => {
             // The states hold the degrees: they become the ranks, colored highest first.
             let rank = smallest_last_ranks(gpu, &pattern, &state)?.ok_or_else(|| too_many("unranked"))?;
@@ -250,6 +281,99 @@ fn jones_plassmann_states(
     };
     let count = jp_rounds(gpu, &pattern, priorities, &mut state)?.ok_or_else(|| too_many("uncolored"))?;
     Ok((state, count))
+}
+
+/// The mean |i - j| over the entries of a square pattern of n rows, as a fraction of n.
+fn mean_distance(gpu: &Gpu, n: usize, row_ptr: &CudaSlice<u32>, col_idx: &CudaSlice<u32>) -> Result<f64> {
+    if n == 0 || col_idx.is_empty() {
+        return Ok(0.0);
+    }
+    let mut total = gpu.zeros::<f64>(1)?;
+    // SAFETY: a square pattern of n rows; one accumulator.
+    unsafe {
+        kernels_bfs::distance_sum(gpu, Launch::warp_per_item(n, 8), n as u32, row_ptr, col_idx, &mut total)?
+    };
+    Ok(gpu.download(&total)?[0] / col_idx.len() as f64 / n as f64)
+}
+
+/// Colors the states by the parity of each row's breadth-first level where that is a proper
+/// coloring (a bipartite pattern); false, the states as they were, where it is not or the
+/// pattern has more than [`MAX_COMPONENTS`] components.
+fn parity_coloring(
+    gpu: &Gpu,
+    n: usize,
+    row_ptr: &CudaSlice<u32>,
+    col_idx: &CudaSlice<u32>,
+    state: &mut CudaSlice<u64>,
+) -> Result<bool> {
+    let Some(levels) = breadth_first_levels(gpu, n, row_ptr, col_idx)? else { return Ok(false) };
+    let mut conflicts = gpu.zeros::<u32>(1)?;
+    let launch = Launch::warp_per_item(n, 8);
+    // SAFETY: a square pattern of n rows, a level and a state per row, one counter.
+    unsafe {
+        kernels_bfs::parity_conflicts(gpu, launch, n as u32, row_ptr, col_idx, &levels, &mut conflicts)?;
+    }
+    if gpu.download(&conflicts)?[0] != 0 {
+        return Ok(false);
+    }
+    // SAFETY: as above.
+    unsafe { kernels_bfs::parity_states(gpu, Launch::linear(n, 256), n as u32, &levels, state)? };
+    Ok(true)
+}
+
+/// Each row's breadth-first level over the pattern from row 0, each further component from
+/// its lowest row at the levels after the last (`kernels/src/symgs/breadth_first.rs`); None
+/// past [`MAX_COMPONENTS`] components.
+fn breadth_first_levels(
+    gpu: &Gpu,
+    n: usize,
+    row_ptr: &CudaSlice<u32>,
+    col_idx: &CudaSlice<u32>,
+) -> Result<Option<CudaSlice<u32>>> {
+    let mut levels = gpu.filled(n, u32::MAX)?;
+    let mut found = gpu.zeros::<u32>(n)?; // the rows in the order they are reached
+    // The frontier's first and end slots in `found`, and its tail.
+    let mut bounds = gpu.zeros::<u32>(3)?;
+    let mut lowest = gpu.zeros::<u32>(1)?;
+    let search = Launch::warp_per_item((gpu.props().sm_count * 32) as usize, 8);
+    let one = Launch::linear(1, 32);
+    let (mut reached, mut frontier, mut components, mut level) = (0usize, 0usize, 0usize, 0u32);
+    while reached < n {
+        if frontier == 0 {
+            components += 1;
+            if components > MAX_COMPONENTS {
+                return Ok(None);
+            }
+            gpu.upload_into(&[u32::MAX], &mut lowest)?;
+            // SAFETY: a level per row; rows are left, so the queue's tail is below n.
+            unsafe {
+                kernels_bfs::lowest_unreached(gpu, Launch::linear(n, 256), n as u32, &levels, &mut lowest)?;
+                kernels_bfs::bfs_seed(gpu, one, level, &lowest, &mut bounds, &mut found, &mut levels)?;
+            }
+            level += 1;
+        }
+        for _ in 0..LEVELS_PER_LOOK {
+            // SAFETY: the bounds lie in the queue, which holds rows; each row is appended once,
+            // so the tail stays within n.
+            unsafe {
+                kernels_bfs::bfs_level(
+                    gpu,
+                    search,
+                    level,
+                    &mut bounds,
+                    &mut found,
+                    row_ptr,
+                    col_idx,
+                    &mut levels,
+                )?;
+                kernels_bfs::bfs_advance(gpu, one, &mut bounds)?;
+            }
+            level += 1;
+        }
+        let [first, end, tail] = gpu.download(&bounds)?[..] else { unreachable!("three words") };
+        (reached, frontier) = (tail as usize, (end - first) as usize);
+    }
+    Ok(Some(levels))
 }
 
 /// A square pattern on the device for the coloring kernels: A's, and A^T's where
@@ -1120,7 +1244,7 @@ impl<T: Scalar> MulticolorSmoother<T> {
 impl<T: Scalar> Smoother<T> for MulticolorSmoother<T> {
     fn name(&self) -> String {
         let method = match self.method {
-            None | Some(ColoringMethod::JonesPlassmann) => String::new(),
+            None | Some(ColoringMethod::Auto) => String::new(),
             Some(m) => format!("-{}", m.name()),
         };
         let form = match self.chosen_form {

@@ -83,6 +83,20 @@ pub unsafe fn max_u32(address: *mut u32, value: u32) -> u32 {
     old
 }
 
+/// `*address = min(*address, value)`; returns the old value (`atomicMin`).
+///
+/// # Safety
+/// `address` is a valid, aligned device pointer.
+#[inline(always)]
+pub unsafe fn min_u32(address: *mut u32, value: u32) -> u32 {
+    let old: u32;
+    unsafe {
+        asm!("atom.relaxed.gpu.min.u32 {old}, [{addr}], {v};",
+            old = out(reg32) old, addr = in(reg64) address, v = in(reg32) value)
+    };
+    old
+}
+
 /// Signed `atomicMax`.
 ///
 /// # Safety

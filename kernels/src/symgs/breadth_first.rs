@@ -1,0 +1,156 @@
+//! Breadth-first levels from row 0, for the multicolor smoother on a matrix whose row order
+//! has no locality left (a renumbered mesh): where the levels' parities are a proper coloring
+//! (a bipartite pattern, as the 7-point Laplacian's), they color it with 2 colors, which
+//! Jones-Plassmann in a random row order does not find (6; PERF.md). A level is two launches,
+//! [`bfs_level`] and [`bfs_advance`], the queue's bounds on the device, so the host queues many
+//! levels between two looks. Each row's level is its distance from its component's first row,
+//! whatever the timing.
+
+use crate::device::memory::load_nc;
+use crate::device::thread::{WARP_SIZE, block_dim_x, grid_dim_x, index_1d, lane_id, warp_index_1d};
+use crate::device::{atomic, warp};
+
+/// A row not reached yet.
+const NONE: u32 = u32::MAX;
+
+/// `total += sum over the entries of |row - column|`: the mean distance from the diagonal
+/// tells a renumbered matrix from one in a mesh order. Launch: a warp per row.
+#[gpu::kernel]
+pub unsafe fn distance_sum(rows: u32, row_ptr: *const u32, col_idx: *const u32, total: *mut f64) {
+    let row = warp_index_1d();
+    if row >= rows {
+        return; // the whole warp
+    }
+    // SAFETY (every access): row < rows, j < end <= nnz.
+    let (start, end) =
+        unsafe { (load_nc(row_ptr.add(row as usize)), load_nc(row_ptr.add(row as usize + 1))) };
+    let mut sum = 0.0f64;
+    let mut j = start + lane_id();
+    while j < end {
+        let col = unsafe { load_nc(col_idx.add(j as usize)) };
+        sum += col.abs_diff(row) as f64;
+        j += WARP_SIZE;
+    }
+    let sum = warp::reduce_sum(sum);
+    if lane_id() == 0 {
+        unsafe { atomic::add(total, sum) };
+    }
+}
+
+/// Level `level` of the search: every row of the frontier `found[bounds[0]..bounds[1]]` gives
+/// its neighbours not reached yet that level and appends them at the queue's tail
+/// (`bounds[2]`, taken atomically). Launch: any number of whole warps (a warp per frontier
+/// row, grid-strided), then [`bfs_advance`].
+#[gpu::kernel]
+pub unsafe fn bfs_level(
+    level: u32,
+    bounds: *mut u32,
+    found: *mut u32,
+    row_ptr: *const u32,
+    col_idx: *const u32,
+    levels: *mut u32,
+) {
+    let warps = grid_dim_x() * (block_dim_x() / WARP_SIZE);
+    // SAFETY (every access): the bounds and the tail lie in `found`, which holds rows < rows;
+    // j < end <= nnz; columns < rows. A row is appended once: by the thread whose
+    // compare-and-swap gives it its level.
+    let (first, end) = unsafe { (*bounds, *bounds.add(1)) };
+    let mut p = first + warp_index_1d();
+    while p < end {
+        let row = unsafe { *found.add(p as usize) };
+        let (start, stop) =
+            unsafe { (load_nc(row_ptr.add(row as usize)), load_nc(row_ptr.add(row as usize + 1))) };
+        let mut j = start + lane_id();
+        while j < stop {
+            let col = unsafe { load_nc(col_idx.add(j as usize)) };
+            let cell = unsafe { levels.add(col as usize) };
+            if unsafe { *cell } == NONE && unsafe { atomic::compare_and_swap(cell, NONE, level) } == NONE {
+                let slot = unsafe { atomic::add(bounds.add(2), 1u32) };
+                unsafe { *found.add(slot as usize) = col };
+            }
+            j += WARP_SIZE;
+        }
+        p += warps;
+    }
+}
+
+/// The next level's frontier: the rows appended by the last one (`bounds[0..2] =
+/// bounds[1..3]`). Launch: one thread.
+#[gpu::kernel]
+pub unsafe fn bfs_advance(bounds: *mut u32) {
+    // SAFETY: three words.
+    unsafe {
+        *bounds = *bounds.add(1);
+        *bounds.add(1) = *bounds.add(2);
+    }
+}
+
+/// `lowest = min(lowest, row)` over the rows not reached yet: the first row of the next
+/// component (then [`bfs_seed`]). Launch: a thread per row.
+#[gpu::kernel]
+pub unsafe fn lowest_unreached(rows: u32, levels: *const u32, lowest: *mut u32) {
+    let row = index_1d();
+    // SAFETY: row < rows.
+    if row < rows && unsafe { *levels.add(row as usize) } == NONE {
+        unsafe { atomic::min_u32(lowest, row) };
+    }
+}
+
+/// Starts a component at the queue's tail: `row = *lowest` at `level`, the frontier that one
+/// row. Launch: one thread.
+#[gpu::kernel]
+pub unsafe fn bfs_seed(level: u32, lowest: *const u32, bounds: *mut u32, found: *mut u32, levels: *mut u32) {
+    // SAFETY: three bound words; a row found by `lowest_unreached`, its slot below the rows.
+    unsafe {
+        let (row, at) = (*lowest, *bounds.add(2));
+        *found.add(at as usize) = row;
+        *levels.add(row as usize) = level;
+        (*bounds, *bounds.add(1), *bounds.add(2)) = (at, at + 1, at + 1);
+    }
+}
+
+/// `conflicts += 1` for every entry (i, j), i != j, whose rows' levels have the same parity:
+/// none means the pattern is bipartite and the parities are a 2-coloring. Launch: a warp per
+/// row.
+#[gpu::kernel]
+pub unsafe fn parity_conflicts(
+    rows: u32,
+    row_ptr: *const u32,
+    col_idx: *const u32,
+    levels: *const u32,
+    conflicts: *mut u32,
+) {
+    let row = warp_index_1d();
+    if row >= rows {
+        return; // the whole warp
+    }
+    // SAFETY (every access): row < rows, j < end <= nnz, columns < rows, a level per row.
+    let (start, end) =
+        unsafe { (load_nc(row_ptr.add(row as usize)), load_nc(row_ptr.add(row as usize + 1))) };
+    let parity = unsafe { load_nc(levels.add(row as usize)) } & 1;
+    let mut found = 0;
+    let mut base = start;
+    while base < end {
+        let j = base + lane_id();
+        let same = j < end && {
+            let col = unsafe { load_nc(col_idx.add(j as usize)) };
+            col != row && unsafe { load_nc(levels.add(col as usize)) } & 1 == parity
+        };
+        found += warp::ballot(same).count_ones();
+        base += WARP_SIZE;
+    }
+    if lane_id() == 0 && found > 0 {
+        unsafe { atomic::add(conflicts, found) };
+    }
+}
+
+/// The coloring by level parity, as Jones-Plassmann's colored states (`round << 32 | color`,
+/// round 0). Launch: a thread per row.
+#[gpu::kernel]
+pub unsafe fn parity_states(rows: u32, levels: *const u32, state: *mut u64) {
+    let i = index_1d();
+    if i < rows {
+        // SAFETY: i < rows.
+        unsafe { *state.add(i as usize) = (load_nc(levels.add(i as usize)) & 1) as u64 };
+    }
+}
