@@ -17,10 +17,10 @@
 //! has no locality (a renumbered mesh) has no wavefront left to follow in its row order: there
 //! the default ([`ColoringMethod::Auto`]) first tries the parity of each row's breadth-first
 //! level from row 0 (levels found on the GPU), the 2 colors of a bipartite pattern such as a
-//! renumbered 7-point Laplacian's (Jones-Plassmann in its random row order takes 6). In smallest-last order
-//! (`jp-sl`, peeled on the GPU) renumbered meshes get fewer colors (a FEM matrix 32 instead of
-//! 44, a renumbered 7-point Laplacian 4 instead of 6, Delaunay 5 instead of 7), for a setup of
-//! as many rounds as the peeling takes (PERF.md). The host's greedy
+//! renumbered 7-point Laplacian's (Jones-Plassmann in its random row order takes 6). In
+//! smallest-last order (`jp-sl`, peeled on the GPU) renumbered meshes get fewer colors (a FEM
+//! matrix 32 instead of 44, a renumbered 7-point Laplacian 4 instead of 6, Delaunay 5 instead
+//! of 7), for a setup of as many rounds as the peeling takes (PERF.md). The host's greedy
 //! coloring in row order stays as the reference (47 colors on the random matrix: its
 //! high-degree late rows come last). Hashed priorities alone (Jones-Plassmann-Luby) take the
 //! fewest rounds but 18 colors on the stencil, whose sweep then takes 1.5 times as long.
@@ -345,7 +345,7 @@ fn breadth_first_levels(
                 return Ok(None);
             }
             gpu.upload_into(&[u32::MAX], &mut lowest)?;
-            // SAFETY: a level per row; rows are left, so the queue's tail is below n.
+            // SAFETY: a level per row; rows are left, so the tail is below n.
             unsafe {
                 kernels_bfs::lowest_unreached(gpu, Launch::linear(n, 256), n as u32, &levels, &mut lowest)?;
                 kernels_bfs::bfs_seed(gpu, one, level, &lowest, &mut bounds, &mut found, &mut levels)?;
@@ -353,8 +353,8 @@ fn breadth_first_levels(
             level += 1;
         }
         for _ in 0..LEVELS_PER_LOOK {
-            // SAFETY: the bounds lie in the queue, which holds rows; each row is appended once,
-            // so the tail stays within n.
+            // SAFETY: the bounds lie in `found`, which holds rows; each row is appended once, so
+            // the tail stays within n.
             unsafe {
                 kernels_bfs::bfs_level(
                     gpu,
@@ -370,8 +370,8 @@ fn breadth_first_levels(
             }
             level += 1;
         }
-        let [first, end, tail] = gpu.download(&bounds)?[..] else { unreachable!("three words") };
-        (reached, frontier) = (tail as usize, (end - first) as usize);
+        let bounds = gpu.download(&bounds)?;
+        (reached, frontier) = (bounds[2] as usize, (bounds[1] - bounds[0]) as usize);
     }
     Ok(Some(levels))
 }
