@@ -290,10 +290,13 @@ fn mean_distance(gpu: &Gpu, n: usize, row_ptr: &CudaSlice<u32>, col_idx: &CudaSl
     }
     let mut total = gpu.zeros::<f64>(1)?;
     // SAFETY: a square pattern of n rows; one accumulator.
-    unsafe {
-        kernels_bfs::distance_sum(gpu, Launch::warp_per_item(n, 8), n as u32, row_ptr, col_idx, &mut total)?
-    };
+    unsafe { kernels_bfs::distance_sum(gpu, grid_of_warps(gpu, n), n as u32, row_ptr, col_idx, &mut total)? };
     Ok(gpu.download(&total)?[0] / col_idx.len() as f64 / n as f64)
+}
+
+/// A grid of 32 warps per SM (fewer for fewer rows), for the kernels that stride over rows.
+fn grid_of_warps(gpu: &Gpu, rows: usize) -> Launch {
+    Launch::warp_per_item(rows.clamp(1, (gpu.props().sm_count * 32) as usize), 8)
 }
 
 /// Colors the states by the parity of each row's breadth-first level where that is a proper
@@ -335,7 +338,7 @@ fn breadth_first_levels(
     // The frontier's first and end slots in `found`, and its tail.
     let mut bounds = gpu.zeros::<u32>(3)?;
     let mut lowest = gpu.zeros::<u32>(1)?;
-    let search = Launch::warp_per_item((gpu.props().sm_count * 32) as usize, 8);
+    let search = grid_of_warps(gpu, n);
     let one = Launch::linear(1, 32);
     let (mut reached, mut frontier, mut components, mut level) = (0usize, 0usize, 0usize, 0u32);
     while reached < n {

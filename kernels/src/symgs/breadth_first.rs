@@ -14,25 +14,28 @@ use crate::device::{atomic, warp};
 const NONE: u32 = u32::MAX;
 
 /// `total += sum over the entries of |row - column|`: the mean distance from the diagonal
-/// tells a renumbered matrix from one in a mesh order. Launch: a warp per row.
+/// tells a renumbered matrix from one in a mesh order. Launch: any number of whole warps (a
+/// warp per row, grid-strided; one atomic per warp).
 #[gpu::kernel]
 pub unsafe fn distance_sum(rows: u32, row_ptr: *const u32, col_idx: *const u32, total: *mut f64) {
-    let row = warp_index_1d();
-    if row >= rows {
-        return; // the whole warp
-    }
-    // SAFETY (every access): row < rows, j < end <= nnz.
-    let (start, end) =
-        unsafe { (load_nc(row_ptr.add(row as usize)), load_nc(row_ptr.add(row as usize + 1))) };
+    let warps = grid_dim_x() * (block_dim_x() / WARP_SIZE);
     let mut sum = 0.0f64;
-    let mut j = start + lane_id();
-    while j < end {
-        let col = unsafe { load_nc(col_idx.add(j as usize)) };
-        sum += col.abs_diff(row) as f64;
-        j += WARP_SIZE;
+    let mut row = warp_index_1d();
+    while row < rows {
+        // SAFETY (every access): row < rows, j < end <= nnz.
+        let (start, end) =
+            unsafe { (load_nc(row_ptr.add(row as usize)), load_nc(row_ptr.add(row as usize + 1))) };
+        let mut j = start + lane_id();
+        while j < end {
+            let col = unsafe { load_nc(col_idx.add(j as usize)) };
+            sum += col.abs_diff(row) as f64;
+            j += WARP_SIZE;
+        }
+        row += warps;
     }
     let sum = warp::reduce_sum(sum);
-    if lane_id() == 0 {
+    if lane_id() == 0 && sum != 0.0 {
+        // SAFETY: one accumulator.
         unsafe { atomic::add(total, sum) };
     }
 }
