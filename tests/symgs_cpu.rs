@@ -226,40 +226,6 @@ fn a_coloring_is_checked() {
     assert_eq!(ColoringMethod::default(), ColoringMethod::Auto);
 }
 
-/// The renumbered order holds each color's rows in windows of `SORT_WINDOW` rows, each window
-/// the same rows as in row order, sorted by their parts' lengths (upper first, longest first;
-/// row order among equals): windows of even rows, whose sliced-ELL slices pad little.
-#[test]
-fn multicolor_order_sorts_windows_by_parts() {
-    use abi::symgs::{SORT_WINDOW, parts_key};
-    let window = SORT_WINDOW as usize;
-    // Delaunay rows of 3 to about 12 neighbours, colors of several windows.
-    let a = generate::delaunay::<f64>(40_000, 3).unwrap();
-    let order = MulticolorOrder::greedy(&a).unwrap();
-    let colors = &order.coloring.colors;
-    let key = |i: u32| {
-        let (cols, _) = a.row(i as usize);
-        let c = colors[i as usize];
-        let lower = cols.iter().filter(|&&j| j != i && colors[j as usize] < c).count() as u32;
-        parts_key(cols.len() as u32 - 1, lower, cols.len() as u32 - 1 - lower)
-    };
-    let mut windows = 0;
-    for (c, bounds) in order.color_offsets.windows(2).enumerate() {
-        let rows = &order.new_to_old[bounds[0] as usize..bounds[1] as usize];
-        let in_row_order: Vec<u32> =
-            (0..a.rows() as u32).filter(|&i| colors[i as usize] == c as u32).collect();
-        for (got, before) in rows.chunks(window).zip(in_row_order.chunks(window)) {
-            windows += 1;
-            let mut expect = before.to_vec();
-            expect.sort_by_key(|&i| std::cmp::Reverse(key(i)));
-            assert_eq!(got, expect, "color {c}");
-        }
-    }
-    assert!(windows > 2 * order.colors(), "{windows} windows");
-    let distinct: std::collections::BTreeSet<u32> = (0..a.rows() as u32).map(key).collect();
-    assert!(distinct.len() > 10, "{} distinct keys", distinct.len());
-}
-
 /// The multicolor smoother reduces the residual per sweep comparably to the sequential one:
 /// over 5 sweeps from x = 0, its mean reduction per sweep (in orders of magnitude) is at
 /// least half the sequential sweep's (0.69 to 0.98 of it on this corpus). The check a

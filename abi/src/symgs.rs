@@ -20,29 +20,6 @@ pub const FORWARD: u32 = 1;
 /// multiply zeros, so they are not read.
 pub const FORWARD_FROM_ZERO: u32 = 2;
 
-/// Rows of the grouped copy per window of `sort_by_parts` (the last window of a group
-/// shorter): enough for slices of even rows, few enough to keep rows near their place (the
-/// padding this leaves: PERF.md).
-pub const SORT_WINDOW: u32 = 2048;
-/// Threads per block of `sort_by_parts`.
-pub const SORT_THREADS: u32 = 512;
-/// Rows longer than this (less their diagonal) are not scanned for their parts: their key is
-/// the largest, and their groups are read in CSR anyway.
-pub const SORT_LONGEST_SCANNED: u32 = 1024;
-
-/// The key `sort_by_parts` orders a window's rows by, largest first (equal keys keep their
-/// order): the length of the row's upper part, then of its lower part, which fit in 16 bits
-/// each below [`SORT_LONGEST_SCANNED`].
-pub const fn parts_key(length: u32, lower: u32, upper: u32) -> u32 {
-    if length > SORT_LONGEST_SCANNED { u32::MAX } else { upper << 16 | lower }
-}
-
-/// Shared bytes of `sort_by_parts` for windows of up to `window` rows: each row's key, old row
-/// and length, three arrays of 16-byte aligned starts.
-pub const fn sort_by_parts_shared_bytes(window: u32) -> usize {
-    3 * (4 * window as usize).next_multiple_of(16)
-}
-
 /// How block tickets of the sync-free sweep map to warp slots of its row order (a slot is
 /// one row for a warp per row): tickets `wide_first .. wide_first + wide_tickets` give each
 /// warp of the block `batch` consecutive slots, every other ticket one. Batches suit a run of

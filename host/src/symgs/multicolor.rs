@@ -38,10 +38,7 @@
 //! CSR, each row given the lanes its color's mean row length calls for
 //! ([`CsrPlan::width_for`]).
 
-use abi::symgs::{
-    BACKWARD, FORWARD, FORWARD_FROM_ZERO, SORT_LONGEST_SCANNED, SORT_THREADS, SORT_WINDOW, parts_key,
-    sort_by_parts_shared_bytes,
-};
+use abi::symgs::{BACKWARD, FORWARD, FORWARD_FROM_ZERO};
 use rayon::prelude::*;
 
 use super::cpu::{CpuSymgs, check_vector, checked_diagonal};
@@ -535,8 +532,7 @@ impl<T: Scalar> MulticolorOrder<T> {
                 coloring.colors[i]
             )));
         }
-        // A counting sort by color, rows in their original order within a color, then each
-        // window of a color sorted by its rows' parts, as the GPU's copy is (`sort_by_parts`).
+        // A counting sort by color, rows in their original order within a color.
         let mut color_offsets = vec![0u32; coloring.count + 1];
         for &c in &coloring.colors {
             color_offsets[c as usize + 1] += 1;
@@ -546,29 +542,12 @@ impl<T: Scalar> MulticolorOrder<T> {
         }
         let mut next = color_offsets.clone();
         let mut new_to_old = vec![0u32; a.rows()];
-        for (old, &c) in coloring.colors.iter().enumerate() {
-            new_to_old[next[c as usize] as usize] = old as u32;
-            next[c as usize] += 1;
-        }
-        let key = |i: u32| {
-            let (cols, _) = a.row(i as usize);
-            let c = coloring.colors[i as usize];
-            let (mut lower, mut upper) = (0, 0);
-            if cols.len() - 1 <= SORT_LONGEST_SCANNED as usize {
-                for &j in cols.iter().filter(|&&j| j != i) {
-                    if coloring.colors[j as usize] < c { lower += 1 } else { upper += 1 }
-                }
-            }
-            std::cmp::Reverse(parts_key(cols.len() as u32 - 1, lower, upper))
-        };
-        for c in color_offsets.windows(2) {
-            for window in new_to_old[c[0] as usize..c[1] as usize].chunks_mut(SORT_WINDOW as usize) {
-                window.sort_by_cached_key(|&i| key(i));
-            }
-        }
         let mut old_to_new = vec![0u32; a.rows()];
-        for (new, &old) in new_to_old.iter().enumerate() {
-            old_to_new[old as usize] = new as u32;
+        for (old, &c) in coloring.colors.iter().enumerate() {
+            let new = next[c as usize];
+            new_to_old[new as usize] = old as u32;
+            old_to_new[old] = new;
+            next[c as usize] += 1;
         }
         let permuted = a.permute_symmetric(&new_to_old, &old_to_new);
         Ok(MulticolorOrder { coloring, method: None, new_to_old, color_offsets, permuted })
@@ -730,44 +709,6 @@ fn sort_by_color<T: Scalar>(
     Ok((new_to_old, row_ptr, launches))
 }
 
-/// Sorts each group's rows, in windows of [`SORT_WINDOW`] rows, by the lengths of their lower
-/// and upper parts (`kernels::sort_by_parts`), so that the sliced-ELL form pads little: the
-/// permutation and the copy's row pointers are rewritten in place.
-fn sort_by_parts<T: Scalar>(
-    gpu: &Gpu,
-    m: &SymgsMatrix<T>,
-    state: &CudaSlice<u64>,
-    groups: &[GroupLaunch],
-    new_to_old: &mut CudaSlice<u32>,
-    row_ptr: &mut CudaSlice<u32>,
-) -> Result<()> {
-    let mut starts: Vec<u32> =
-        groups.iter().flat_map(|g| (g.first..g.first + g.count).step_by(SORT_WINDOW as usize)).collect();
-    if starts.is_empty() {
-        return Ok(());
-    }
-    starts.push(m.rows as u32);
-    let windows = starts.len() - 1;
-    let starts = gpu.upload(&starts)?;
-    let launch = Launch::linear(windows * SORT_THREADS as usize, SORT_THREADS)
-        .shared(sort_by_parts_shared_bytes(SORT_WINDOW));
-    // SAFETY: windows inside the groups, which tile the copy's rows; A's checked square CSR
-    // arrays, a state per row; the permutation and row pointers of the copy; the shared bytes
-    // of the longest window.
-    unsafe {
-        kernels::sort_by_parts(
-            gpu,
-            launch,
-            &starts,
-            state,
-            &m.csr.row_ptr,
-            &m.csr.col_idx,
-            new_to_old,
-            row_ptr,
-        )
-    }
-}
-
 /// One group's launch (a color, or a level): its rows of the copy and lanes per row.
 pub(crate) struct GroupLaunch {
     first: u32,
@@ -888,8 +829,7 @@ impl<T: Scalar> GroupedCopy<T> {
     ) -> Result<Self> {
         let (n, csr) = (m.rows, &m.csr);
         let off_nnz = u32::try_from(csr.nnz - n).expect("DeviceCsr keeps nnz in u32");
-        let (mut new_to_old, mut row_ptr, groups) = sort_by_color(gpu, m, state, group_count)?;
-        sort_by_parts(gpu, m, state, &groups, &mut new_to_old, &mut row_ptr)?;
+        let (new_to_old, row_ptr, groups) = sort_by_color(gpu, m, state, group_count)?;
         let (mut col_idx, mut values) =
             (gpu.zeros::<u32>(off_nnz as usize)?, gpu.zeros::<T>(off_nnz as usize)?);
         let (mut diagonal, mut upper_start) = (gpu.zeros::<T>(n)?, gpu.zeros::<u32>(n)?);

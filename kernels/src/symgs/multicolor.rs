@@ -7,12 +7,11 @@
 //! neither read nor write each other's values, so each launch updates x in place with full
 //! parallelism.
 
-use abi::symgs::{BACKWARD, FORWARD_FROM_ZERO, SORT_LONGEST_SCANNED, parts_key};
+use abi::symgs::{BACKWARD, FORWARD_FROM_ZERO};
 
 use crate::device::memory::{load_nc, load_volatile, store_volatile};
 use crate::device::thread::{
-    WARP_SIZE, block_dim_x, block_idx_x, grid_dim_x, index_1d, lane_id, sync_threads, thread_idx_x,
-    warp_index_1d,
+    WARP_SIZE, block_idx_x, grid_dim_x, index_1d, lane_id, sync_threads, warp_index_1d,
 };
 use crate::device::{Float, atomic, shared, warp};
 
@@ -401,84 +400,6 @@ pub unsafe fn color_sort(
     }
     if place != 0 && chunk == 0 && lane == 0 {
         unsafe { *new_row_ptr.add(rows as usize) = nnz_without_diagonal };
-    }
-}
-
-/// Sorts the rows of each window of the grouped copy (`starts[b]..starts[b + 1]`, inside one
-/// group) by the lengths of their parts ([`parts_key`]: longest upper part first, then
-/// longest lower part), keeping their order among equals. The rows of a group do not read each other, so their
-/// order is free; sorted, the 32 rows of a sliced-ELL slice have parts of about the same
-/// lengths, so the slice carries little padding (SELL-C-sigma), and a window keeps rows near
-/// their place. Rewrites `new_to_old` and the copy's row pointers `new_row_ptr` (rows without
-/// their diagonal) inside each window; a window's first pointer and its end stay. `state`
-/// holds each row's group in its low 32 bits. Launch: a block per window; shared bytes
-/// [`abi::symgs::sort_by_parts_shared_bytes`] of the longest window.
-#[gpu::kernel]
-pub unsafe fn sort_by_parts(
-    starts: *const u32,
-    state: *const u64,
-    row_ptr: *const u32,
-    col_idx: *const u32,
-    new_to_old: *mut u32,
-    new_row_ptr: *mut u32,
-) {
-    let window = block_idx_x() as usize;
-    // SAFETY (every access): the window's rows lie in the copy (the host's starts); old rows
-    // of A, their entries < nnz and columns < rows (a square matrix, a state per row); the
-    // shared arrays hold `len` entries each. The window's rows are read before the barrier and
-    // written after it, and no other block touches them.
-    let (first, end) = unsafe { (load_nc(starts.add(window)), load_nc(starts.add(window + 1))) };
-    let len = end - first;
-    let keys = shared::dynamic::<u32>();
-    let olds = keys.after::<u32>(len);
-    let lengths = olds.after::<u32>(len);
-    let base = unsafe { *new_row_ptr.add(first as usize) };
-    let mut k = thread_idx_x();
-    while k < len {
-        let old = unsafe { *new_to_old.add((first + k) as usize) };
-        let group = unsafe { *state.add(old as usize) } as u32;
-        let (start, stop) =
-            unsafe { (load_nc(row_ptr.add(old as usize)), load_nc(row_ptr.add(old as usize + 1))) };
-        let length = stop - start - 1;
-        let (mut lower, mut upper) = (0, 0);
-        if length <= SORT_LONGEST_SCANNED {
-            for j in start..stop {
-                let col = unsafe { load_nc(col_idx.add(j as usize)) };
-                if col != old {
-                    if (unsafe { *state.add(col as usize) } as u32) < group {
-                        lower += 1;
-                    } else {
-                        upper += 1;
-                    }
-                }
-            }
-        }
-        let key = parts_key(length, lower, upper);
-        unsafe {
-            keys.set(k, key);
-            olds.set(k, old);
-            lengths.set(k, length);
-        }
-        k += block_dim_x();
-    }
-    sync_threads();
-    let mut k = thread_idx_x();
-    while k < len {
-        // The rows placed before row k: larger keys, and equal keys before it.
-        let key = unsafe { keys.get(k) };
-        let (mut rank, mut entries_before) = (0, 0);
-        for f in 0..len {
-            let other = unsafe { keys.get(f) };
-            if other > key || (other == key && f < k) {
-                rank += 1;
-                entries_before += unsafe { lengths.get(f) };
-            }
-        }
-        unsafe {
-            *new_to_old.add((first + rank) as usize) = olds.get(k);
-            *new_row_ptr.add((first + rank) as usize) = base + entries_before;
-        }
-        k += block_dim_x();
     }
 }
 
