@@ -92,6 +92,9 @@ fn selected(name: &str) -> bool {
     rgla::bench::selected("RGLA_BENCH_SYMGS", name)
 }
 
+/// Sweeps per call in the chained rows (multicolor and level copies).
+const CHAIN: usize = 10;
+
 fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &Csr<f64>, large: bool) {
     let rows = a.rows();
     let r = generate::vector_1_to_5::<f64>(rows, 1);
@@ -336,6 +339,26 @@ fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &C
         };
         save(&sweep_record(&kernel, kind, ms, runs, error, &extra)).unwrap();
         rows_of_table.push((kernel.clone(), ms));
+        if kernel == "multicolor" || kernel == "level-copies" {
+            // Sweeps that follow each other in one call carry work over (`Smoother::sweeps`);
+            // they must give what separate calls give, to the bit.
+            let chained = format!("{kernel}-chained");
+            let mut separate = gpu.upload(&x0).unwrap();
+            let mut together = gpu.upload(&x0).unwrap();
+            let same = (0..CHAIN)
+                .try_for_each(|_| smoother.sweep(gpu, &dr, &mut separate))
+                .and_then(|()| smoother.sweeps(gpu, &dr, &mut together, CHAIN))
+                .and_then(|()| Ok(gpu.download(&separate)? == gpu.download(&together)?));
+            if !matches!(same, Ok(true)) {
+                s.failures.push(format!("{chained} on {name}: {CHAIN} sweeps in one call differ ({same:?})"));
+            } else {
+                let ms = gpu_median_ms(gpu, 1, 10, || smoother.sweeps(gpu, &dr, &mut dx, CHAIN)).unwrap()
+                    / CHAIN as f64;
+                let extra = format!("{extra}; ms per sweep of {CHAIN} in one call");
+                save(&sweep_record(&chained, kind, ms, 10, error, &extra)).unwrap();
+                rows_of_table.push((chained, ms));
+            }
+        }
         if !slow {
             let id = format!("symgs/{name}/{kernel}/f64");
             s.criterion.bench_function(&id, |b| {

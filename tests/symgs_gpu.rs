@@ -154,6 +154,11 @@ fn exact_order_matches_cpu<T: Scalar>() {
                 let got = gpu.download(&dx).unwrap();
                 compare(&got, expect, 1e-3).check(&what, tolerance(&a)).unwrap();
             }
+            // Both sweeps in one call (level copies carry work from one to the next).
+            let what = format!("{} {} two sweeps in one call on {name}", smoother.name(), T::NAME);
+            let mut dx = gpu.upload(&x0).unwrap();
+            smoother.sweeps(&gpu, &dr, &mut dx, 2).unwrap_or_else(|e| panic!("{what}: {e}"));
+            compare(&gpu.download(&dx).unwrap(), &expect[2], 1e-3).check(&what, tolerance(&a)).unwrap();
             // A preconditioner's sweep: from zero, whatever x holds.
             let what = format!("{} {} sweep from zero on {name}", smoother.name(), T::NAME);
             smoother.sweep_from_zero(&gpu, &dr, &mut dx).unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -274,20 +279,22 @@ fn symgs_gpu_coloring_is_proper_and_compact() {
     }
     // The renumbered 7-point Laplacian (bipartite, its row order random): the parity of its
     // breadth-first levels 2-colors it, Jones-Plassmann in that order takes 6. A renumbered
-    // 27-point stencil is not bipartite, and a Laplacian in its own order has a row order to
-    // follow: both keep Jones-Plassmann's colors.
+    // 27-point stencil is not bipartite: it takes the smallest-last order's colors. A
+    // Laplacian in its own order has a row order to follow: it keeps Jones-Plassmann's.
     let shuffled = generate::shuffle(&generate::poisson3d::<f64>(24, 24, 24).unwrap(), 1).unwrap();
     let [jp, auto] =
         [ColoringMethod::JonesPlassmann, ColoringMethod::Auto].map(|m| color(&gpu, &shuffled, m).unwrap());
     assert_eq!(auto.count, 2, "the renumbered Laplacian by level parity ({} with Jones-Plassmann)", jp.count);
     assert!(jp.count > 2 && auto.conflict(&shuffled).is_none());
-    for a in [
-        generate::shuffle(&generate::stencil27::<f64>(12, 12, 12).unwrap(), 1).unwrap(),
-        generate::poisson3d::<f64>(24, 24, 24).unwrap(),
+    for (a, expect) in [
+        (
+            generate::shuffle(&generate::stencil27::<f64>(12, 12, 12).unwrap(), 1).unwrap(),
+            ColoringMethod::SmallestLast,
+        ),
+        (generate::poisson3d::<f64>(24, 24, 24).unwrap(), ColoringMethod::JonesPlassmann),
     ] {
-        let [jp, auto] =
-            [ColoringMethod::JonesPlassmann, ColoringMethod::Auto].map(|m| color(&gpu, &a, m).unwrap());
-        assert_eq!(auto, jp);
+        let [expect, auto] = [expect, ColoringMethod::Auto].map(|m| color(&gpu, &a, m).unwrap());
+        assert_eq!(auto, expect);
     }
     // Smallest-last order on a renumbered 7-point Laplacian (bipartite; 6 colors by degree).
     let shuffled = generate::shuffle(&generate::poisson3d::<f64>(24, 24, 24).unwrap(), 1).unwrap();
@@ -355,6 +362,18 @@ fn multicolor_matches_its_reference<T: Scalar>() {
                 compare(&got, &expect, 1e-3).check(&what, tolerance(&a)).unwrap();
                 let plain = gpu.download(&dx_launches).unwrap();
                 assert!(got.iter().zip(&plain).all(|(g, p)| g == p), "{what}: graph and launches differ");
+            }
+            // 1, 2 and 3 sweeps in one call, each after the first taking over the upper sums
+            // of the one before: the values of as many calls, to the bit.
+            for s in [&mut smoother, &mut launches] {
+                let mut separate = gpu.zeros::<T>(a.rows()).unwrap();
+                for count in 1..=3 {
+                    s.sweep(&gpu, &dr, &mut separate).unwrap();
+                    let mut together = gpu.zeros::<T>(a.rows()).unwrap();
+                    s.sweeps(&gpu, &dr, &mut together, count).unwrap();
+                    let (expect, got) = (gpu.download(&separate).unwrap(), gpu.download(&together).unwrap());
+                    assert!(expect == got, "{what} {}: {count} sweeps in one call ({})", T::NAME, s.name());
+                }
             }
             // From zero (a preconditioner's sweep), whatever x holds: the forward sweep reads
             // only the entries of lower colors.

@@ -17,8 +17,14 @@ pub const BACKWARD: u32 = 0;
 /// ...the forward half...
 pub const FORWARD: u32 = 1;
 /// ...or the forward half from x = 0 (a preconditioner's sweep): the entries of later groups
-/// multiply zeros, so they are not read.
+/// multiply zeros, so they are not read...
 pub const FORWARD_FROM_ZERO: u32 = 2;
+/// ...or the backward half of a sweep that another follows: it also keeps each row's sum over
+/// later groups for the next forward half...
+pub const BACKWARD_KEEPING_UPPER: u32 = 3;
+/// ...or the forward half of a sweep that follows one: each row's sum over later groups is the
+/// one kept (no later group has changed since), so only the earlier groups' entries are read.
+pub const FORWARD_KEPT_UPPER: u32 = 4;
 
 /// How block tickets of the sync-free sweep map to warp slots of its row order (a slot is
 /// one row for a warp per row): tickets `wide_first .. wide_first + wide_tickets` give each

@@ -7,6 +7,8 @@
 //! backward sweep runs the levels in reverse order: a row's later neighbours are then the
 //! updated ones, and its earlier ones still hold their forward values, whose sum (r minus it)
 //! the forward sweep kept, so it reads only the row's entries after the diagonal, and no r.
+//! Sweeps in one call ([`Smoother::sweeps`]) carry the sums over the later levels from each
+//! backward sweep to the next forward one, as multicolor does.
 //!
 //! Against [`super::levels::LevelSmoother`] (a warp per listed row of A): a level's rows are
 //! read in sequence, with the lanes per row their mean length calls for (or in sliced-ELL
@@ -92,5 +94,9 @@ impl<T: Scalar> Smoother<T> for LevelCopySmoother<T> {
 
     fn sweep_from_zero(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
         self.sweeps.run(gpu, r, x, true)
+    }
+
+    fn sweeps(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>, count: usize) -> Result<()> {
+        self.sweeps.run_chain(gpu, r, x, count)
     }
 }

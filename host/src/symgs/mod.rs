@@ -79,6 +79,14 @@ pub trait Smoother<T: Scalar> {
     /// vectors must hold finite values (check them on the host with [`cpu::check_vector`]).
     fn sweep(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()>;
 
+    /// `count` symmetric sweeps, one after the other: what `count` calls of [`Smoother::sweep`]
+    /// give. Smoothers that carry work from one sweep to the next do (multicolor and level
+    /// copies: each sweep after the first skips a launch and reads each entry once, its
+    /// forward half taking the upper sums the backward half before it kept).
+    fn sweeps(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>, count: usize) -> Result<()> {
+        (0..count).try_for_each(|_| self.sweep(gpu, r, x))
+    }
+
     /// One symmetric sweep from x = 0 (a preconditioner's), into x: what [`Smoother::sweep`]
     /// gives after x is zeroed. Smoothers that can skip the products with those zeros do.
     fn sweep_from_zero(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {

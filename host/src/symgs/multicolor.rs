@@ -17,13 +17,16 @@
 //! has no locality (a renumbered mesh) has no wavefront left to follow in its row order: there
 //! the default ([`ColoringMethod::Auto`]) first tries the parity of each row's breadth-first
 //! level from row 0 (levels found on the GPU), the 2 colors of a bipartite pattern such as a
-//! renumbered 7-point Laplacian's (Jones-Plassmann in its random row order takes 6). In
-//! smallest-last order (`jp-sl`, peeled on the GPU) renumbered meshes get fewer colors (a FEM
-//! matrix 32 instead of 44, a renumbered 7-point Laplacian 4 instead of 6, Delaunay 5 instead
-//! of 7), for a setup of as many rounds as the peeling takes (PERF.md). The host's greedy
-//! coloring in row order stays as the reference (47 colors on the random matrix: its
-//! high-degree late rows come last). Hashed priorities alone (Jones-Plassmann-Luby) take the
-//! fewest rounds but 18 colors on the stencil, whose sweep then takes 1.5 times as long.
+//! renumbered 7-point Laplacian's (Jones-Plassmann in its random row order takes 6), and
+//! colors any other such matrix in smallest-last order (`jp-sl`, peeled on the GPU), which
+//! gives renumbered meshes fewer colors (a FEM matrix 32 instead of 44, a renumbered 27-point
+//! stencil 13 instead of 18, a renumbered 7-point Laplacian 4 instead of 6, Delaunay 5 instead
+//! of 7) for a setup of as many rounds as the peeling takes (PERF.md). In a mesh's own order
+//! Jones-Plassmann's row-order ties follow a wavefront (8 colors on the 27-point stencil,
+//! smallest-last 13). The host's greedy coloring in row order stays as the reference (47
+//! colors on the random matrix: its high-degree late rows come last). Hashed priorities alone
+//! (Jones-Plassmann-Luby) take the fewest rounds but 18 colors on the stencil, whose sweep
+//! then takes 1.5 times as long.
 //!
 //! The GPU copy ([`MulticolorSmoother::from_matrix`]: colored, sorted by color and copied on
 //! the GPU from the uploaded matrix) holds the rows in color order, with A's column numbers:
@@ -33,15 +36,19 @@
 //! those of higher colors: the forward sweep keeps each row's sum over its lower colors, which
 //! no launch changes before the row's backward update, so the backward sweep reads only the
 //! upper parts (half the matrix). A sweep, 2c - 1 color launches, is replayed from a CUDA
-//! graph by default. A color of many short, even rows is read in sliced-ELL form, as NVIDIA's
-//! HPCG does (a thread per row, loads coalesced across the warp; [`CopyForm`]); the others in
-//! CSR, each row given the lanes its color's mean row length calls for
-//! ([`CsrPlan::width_for`]).
+//! graph by default. Sweeps that follow each other in one call ([`Smoother::sweeps`]) carry
+//! the upper sums over: each after the first skips the first color (its rows would be
+//! computed from the values they were just computed from) and its forward half reads only the
+//! lower parts, 2c - 2 launches reading each entry once. A color of many short, even rows is
+//! read in sliced-ELL form, as NVIDIA's HPCG does (a thread per row, loads coalesced across
+//! the warp; [`CopyForm`]); the others in CSR, each row given the lanes its color's mean row
+//! length calls for ([`CsrPlan::width_for`]).
 
-use abi::symgs::{BACKWARD, FORWARD, FORWARD_FROM_ZERO};
+use abi::symgs::{BACKWARD, BACKWARD_KEEPING_UPPER, FORWARD, FORWARD_FROM_ZERO, FORWARD_KEPT_UPPER};
 use rayon::prelude::*;
 
 use super::cpu::{CpuSymgs, check_vector, checked_diagonal};
+use super::sync_free::persistent_launch;
 use super::{Smoother, SymgsMatrix, check_lengths};
 use crate::Scalar;
 use crate::error::{Error, Result};
@@ -76,8 +83,9 @@ impl Coloring {
 pub enum ColoringMethod {
     /// [`ColoringMethod::JonesPlassmann`], but where the matrix's row order has no locality
     /// (its entries lie further than [`UNORDERED_MEAN_DISTANCE`] n from the diagonal on
-    /// average: a renumbered mesh) and its pattern is bipartite, the 2 colors of its
-    /// breadth-first levels' parity, which Jones-Plassmann's ties in a random row order miss.
+    /// average: a renumbered mesh): there the 2 colors of its breadth-first levels' parity
+    /// where the pattern is bipartite, which Jones-Plassmann's ties in a random row order
+    /// miss, else [`ColoringMethod::SmallestLast`] (fewer colors there, for a longer setup).
     #[default]
     Auto,
     /// Jones-Plassmann on the GPU, larger degree first, ties in row order (then hashed).
@@ -261,12 +269,13 @@ fn jones_plassmann_states(
              (ColoringMethod::Greedy, `--coloring greedy`)"
         ),
     };
-    if method == ColoringMethod::Auto
-        && mean_distance(gpu, n, row_ptr, col_idx)? > UNORDERED_MEAN_DISTANCE
-        && parity_coloring(gpu, n, row_ptr, col_idx, &mut state)?
-    {
-        let count = color_count(gpu, &state)?;
-        return Ok((state, count));
+    let mut method = method;
+    if method == ColoringMethod::Auto && mean_distance(gpu, n, row_ptr, col_idx)? > UNORDERED_MEAN_DISTANCE {
+        if parity_coloring(gpu, n, row_ptr, col_idx, &mut state)? {
+            let count = color_count(gpu, &state)?;
+            return Ok((state, count));
+        }
+        method = ColoringMethod::SmallestLast;
     }
     let priorities = match method {
         ColoringMethod::JonesPlassmann | ColoringMethod::Auto => (1, ROW_ORDER_ROUNDS),
@@ -296,7 +305,7 @@ fn mean_distance(gpu: &Gpu, n: usize, row_ptr: &CudaSlice<u32>, col_idx: &CudaSl
 
 /// A grid of 32 warps per SM (fewer for fewer rows), for the kernels that stride over rows.
 fn grid_of_warps(gpu: &Gpu, rows: usize) -> Launch {
-    Launch::warp_per_item(rows.clamp(1, (gpu.props().sm_count * 32) as usize), 8)
+    persistent_launch(gpu, rows, 32)
 }
 
 /// Colors the states by the parity of each row's breadth-first level where that is a proper
@@ -976,26 +985,36 @@ impl<T: Scalar> GroupedCopy<T> {
         Ok(self)
     }
 
-    /// Queues a symmetric sweep: the groups in order, each row keeping r minus its sum over
-    /// lower groups in `r_minus_lower`, then back from the second-to-last group, each row
-    /// reading that and its entries of higher groups (and no r). The rows of a group do not
-    /// read each other, so relaxing the last group again at once would recompute its rows
-    /// from the very values they were just computed from (the same result, to rounding).
-    /// `from_zero`: x counts as zeros, whatever it holds, so the forward sweep reads only the
-    /// entries of lower groups.
+    /// Queues a symmetric sweep of kind `kind`: the groups in order, each row keeping r minus
+    /// its sum over lower groups in `carried`, then back from the second-to-last group, each
+    /// row reading that and its entries of higher groups (and no r). The rows of a group do not
+    /// read each other, so relaxing the last group again at once would recompute its rows from
+    /// the very values they were just computed from (the same result, to the bit). For the same
+    /// reason a sweep that follows another skips its first group, and its forward half takes
+    /// each row's sum over higher groups from the backward half before (no higher group has
+    /// changed since), which that one kept in `carried` (but the first group's, whose slots
+    /// keep r). The last group has no higher entries: it never keeps or takes a sum.
     fn queue_sweep(
         &self,
         queue: Queue<'_>,
-        r_minus_lower: &mut CudaSlice<T>,
+        carried: &mut CudaSlice<T>,
         r: &CudaSlice<T>,
         x: &mut CudaSlice<T>,
-        from_zero: bool,
+        kind: SweepKind,
     ) -> Result<()> {
         let groups = self.groups.len();
-        let forward = if from_zero { FORWARD_FROM_ZERO } else { FORWARD };
-        let backward = (0..groups.saturating_sub(1)).rev().map(|g| (g, BACKWARD));
-        for (group, sweep) in (0..groups).map(|g| (g, forward)).chain(backward) {
-            self.queue_group(queue, group, sweep, r_minus_lower, r, x)?;
+        let first = (kind.start == Start::AfterKept) as usize;
+        let forward = |g: usize| match kind.start {
+            Start::Given => FORWARD,
+            Start::Zero => FORWARD_FROM_ZERO,
+            Start::AfterKept if g + 1 == groups => FORWARD,
+            Start::AfterKept => FORWARD_KEPT_UPPER,
+        };
+        let backward = |g: usize| if kind.keep_upper && g > 0 { BACKWARD_KEEPING_UPPER } else { BACKWARD };
+        let forward = (first..groups).map(|g| (g, forward(g)));
+        let backward = (0..groups.saturating_sub(1)).rev().map(|g| (g, backward(g)));
+        for (group, sweep) in forward.chain(backward) {
+            self.queue_group(queue, group, sweep, carried, r, x)?;
         }
         Ok(())
     }
@@ -1003,14 +1022,14 @@ impl<T: Scalar> GroupedCopy<T> {
     /// Queues the update of group `index`'s rows, x in place (`kernels::relax_color`, or
     /// `relax_color_ell` on the sliced-ELL form): for the forward `sweep` from all their
     /// entries (of lower groups only from zero), keeping each row's r minus its sum over lower
-    /// groups in `r_minus_lower`; for the backward one from that and their entries of higher
+    /// groups in `carried`; for the backward one from that and their entries of higher
     /// groups.
     fn queue_group(
         &self,
         queue: Queue<'_>,
         index: usize,
         sweep: u32,
-        r_minus_lower: &mut CudaSlice<T>,
+        carried: &mut CudaSlice<T>,
         r: &CudaSlice<T>,
         x: &mut CudaSlice<T>,
     ) -> Result<()> {
@@ -1033,7 +1052,7 @@ impl<T: Scalar> GroupedCopy<T> {
                     &ell.cols,
                     &ell.values,
                     &self.diagonal,
-                    r_minus_lower,
+                    carried,
                     r,
                     x,
                 )
@@ -1059,11 +1078,48 @@ impl<T: Scalar> GroupedCopy<T> {
                 col_idx,
                 values,
                 &self.diagonal,
-                r_minus_lower,
+                carried,
                 r,
                 x,
             )
         }
+    }
+}
+
+/// Where a sweep of the grouped copy starts from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Start {
+    /// x as given.
+    Given,
+    /// x = 0, whatever it holds (a preconditioner's sweep).
+    Zero,
+    /// Where the sweep before left x, having kept its upper sums.
+    AfterKept,
+}
+
+/// A sweep of the grouped copy: where it starts, and whether it keeps its upper sums for a
+/// sweep that follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct SweepKind {
+    start: Start,
+    keep_upper: bool,
+}
+
+impl SweepKind {
+    /// Sweep `index` of `count` in one call.
+    fn in_chain(index: usize, count: usize) -> SweepKind {
+        let start = if index == 0 { Start::Given } else { Start::AfterKept };
+        SweepKind { start, keep_upper: index + 1 < count }
+    }
+
+    /// A sweep on its own, from x or from zero.
+    fn alone(from_zero: bool) -> SweepKind {
+        SweepKind { start: if from_zero { Start::Zero } else { Start::Given }, keep_upper: false }
+    }
+
+    /// Its slot among the captured sweeps.
+    fn slot(self) -> usize {
+        2 * self.start as usize + self.keep_upper as usize
     }
 }
 
@@ -1072,10 +1128,10 @@ impl<T: Scalar> GroupedCopy<T> {
 pub(crate) struct GroupedSweeps<T> {
     pub(crate) copy: GroupedCopy<T>,
     /// Each row's r minus its sum over lower groups, from the forward sweep to the backward
-    /// one.
-    r_minus_lower: CudaSlice<T>,
-    /// The captured sweeps, from any x and from zero, keyed by the addresses of r and x.
-    graphs: [GraphReplay<(u64, u64)>; 2],
+    /// one, and its sum over higher groups from there to the next sweep's forward one.
+    carried: CudaSlice<T>,
+    /// The captured sweeps, one per [`SweepKind::slot`], keyed by the addresses of r and x.
+    graphs: [GraphReplay<(u64, u64)>; 6],
     /// L2 set aside for x from the first sweep on, while this lives ([`keep_in_l2`]).
     set_aside: Option<L2SetAside>,
     /// Sweeps replayed from CUDA graphs (the default), or launched one by one.
@@ -1084,14 +1140,8 @@ pub(crate) struct GroupedSweeps<T> {
 
 impl<T: Scalar> GroupedSweeps<T> {
     pub(crate) fn new(gpu: &Gpu, copy: GroupedCopy<T>) -> Result<Self> {
-        let r_minus_lower = gpu.zeros(copy.new_to_old.len().max(1))?;
-        Ok(GroupedSweeps {
-            copy,
-            r_minus_lower,
-            graphs: Default::default(),
-            set_aside: None,
-            use_graph: true,
-        })
+        let carried = gpu.zeros(copy.new_to_old.len().max(1))?;
+        Ok(GroupedSweeps { copy, carried, graphs: Default::default(), set_aside: None, use_graph: true })
     }
 
     /// Drops the captured sweeps (the copy's launches changed).
@@ -1099,8 +1149,7 @@ impl<T: Scalar> GroupedSweeps<T> {
         self.graphs = Default::default();
     }
 
-    /// A symmetric sweep, x updated in place (from zero: see [`GroupedCopy::queue_sweep`]),
-    /// replayed from a CUDA graph, or launched without `use_graph`.
+    /// A symmetric sweep, x updated in place (from zero: see [`GroupedCopy::queue_sweep`]).
     pub(crate) fn run(
         &mut self,
         gpu: &Gpu,
@@ -1108,6 +1157,23 @@ impl<T: Scalar> GroupedSweeps<T> {
         x: &mut CudaSlice<T>,
         from_zero: bool,
     ) -> Result<()> {
+        self.run_kind(gpu, r, x, SweepKind::alone(from_zero))
+    }
+
+    /// `count` symmetric sweeps, each but the first taking over the upper sums of the one
+    /// before: the values of `count` calls of [`GroupedSweeps::run`], to the bit.
+    pub(crate) fn run_chain(
+        &mut self,
+        gpu: &Gpu,
+        r: &CudaSlice<T>,
+        x: &mut CudaSlice<T>,
+        count: usize,
+    ) -> Result<()> {
+        (0..count).try_for_each(|s| self.run_kind(gpu, r, x, SweepKind::in_chain(s, count)))
+    }
+
+    /// A sweep of kind `kind`, replayed from a CUDA graph, or launched without `use_graph`.
+    fn run_kind(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>, kind: SweepKind) -> Result<()> {
         let rows = self.copy.new_to_old.len();
         check_lengths(rows, r.len(), x.len())?;
         if rows == 0 {
@@ -1115,15 +1181,15 @@ impl<T: Scalar> GroupedSweeps<T> {
         }
         // Each group gathers x at random while its rows stream past: x is kept in L2.
         L2SetAside::hold(&mut self.set_aside, gpu, x.len() * size_of::<T>())?;
-        let (copy, r_minus_lower) = (&self.copy, &mut self.r_minus_lower);
+        let (copy, carried) = (&self.copy, &mut self.carried);
         let mut queue = |queue: Queue<'_>, x: &mut CudaSlice<T>| {
-            keep_in_l2(queue, x, |x| copy.queue_sweep(queue, r_minus_lower, r, x, from_zero))
+            keep_in_l2(queue, x, |x| copy.queue_sweep(queue, carried, r, x, kind))
         };
         if !self.use_graph {
             return queue(gpu.into(), x);
         }
         let key = (device_ptr(gpu, r) as u64, device_ptr(gpu, x) as u64);
-        self.graphs[from_zero as usize].run(gpu, key, |stream| queue(gpu.on(stream), x))
+        self.graphs[kind.slot()].run(gpu, key, |stream| queue(gpu.on(stream), x))
     }
 }
 
@@ -1270,5 +1336,9 @@ impl<T: Scalar> Smoother<T> for MulticolorSmoother<T> {
 
     fn sweep_from_zero(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
         self.sweeps.run(gpu, r, x, true)
+    }
+
+    fn sweeps(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>, count: usize) -> Result<()> {
+        self.sweeps.run_chain(gpu, r, x, count)
     }
 }

@@ -7,7 +7,7 @@
 //! whatever the timing.
 
 use crate::device::memory::load_nc;
-use crate::device::thread::{WARP_SIZE, block_dim_x, grid_dim_x, index_1d, lane_id, warp_index_1d};
+use crate::device::thread::{WARP_SIZE, grid_size_1d, index_1d, lane_id, warp_index_1d};
 use crate::device::{atomic, warp};
 
 /// A row not reached yet.
@@ -18,7 +18,7 @@ const NONE: u32 = u32::MAX;
 /// warp per row, grid-strided; one atomic per warp).
 #[gpu::kernel]
 pub unsafe fn distance_sum(rows: u32, row_ptr: *const u32, col_idx: *const u32, total: *mut f64) {
-    let warps = grid_dim_x() * (block_dim_x() / WARP_SIZE);
+    let warps = grid_size_1d() / WARP_SIZE;
     let mut sum = 0.0f64;
     let mut row = warp_index_1d();
     while row < rows {
@@ -53,7 +53,7 @@ pub unsafe fn bfs_level(
     col_idx: *const u32,
     levels: *mut u32,
 ) {
-    let warps = grid_dim_x() * (block_dim_x() / WARP_SIZE);
+    let warps = grid_size_1d() / WARP_SIZE;
     // SAFETY (every access): the bounds and the tail lie in `found`, which holds rows < rows;
     // j < end <= nnz; columns < rows. A row is appended once: by the thread whose
     // compare-and-swap gives it its level.

@@ -7,7 +7,7 @@
 //! neither read nor write each other's values, so each launch updates x in place with full
 //! parallelism.
 
-use abi::symgs::{BACKWARD, FORWARD_FROM_ZERO};
+use abi::symgs::{BACKWARD, BACKWARD_KEEPING_UPPER, FORWARD_FROM_ZERO, FORWARD_KEPT_UPPER};
 
 use crate::device::memory::{load_nc, load_volatile, store_volatile};
 use crate::device::thread::{
@@ -532,12 +532,15 @@ pub unsafe fn pattern_unsymmetric(
 ///
 /// Each row's entries of lower colors come first, those of higher colors from
 /// `upper_start[k]`. The forward sweep (`sweep` FORWARD) sums both parts and keeps r[i] minus
-/// the lower one in `r_minus_lower[k]`; the backward sweep (BACKWARD) reuses it and reads only
-/// the upper part, and no r: between a color's forward and backward updates no lower color
-/// changes (the backward sweep reaches them later), so the lower sum is the same, and the
-/// backward sweep reads half the matrix. From x = 0 (FORWARD_FROM_ZERO) the forward sweep
-/// reads only the lower part: the higher colors still hold zeros. (`abi::symgs`'s constants.)
-/// Launch: `W` threads per row, blocks a multiple of 32.
+/// the lower one in `carried[k]`; the backward sweep (BACKWARD) reuses it and reads only the
+/// upper part, and no r: between a color's forward and backward updates no lower color changes
+/// (the backward sweep reaches them later), so the lower sum is the same, and the backward
+/// sweep reads half the matrix. From x = 0 (FORWARD_FROM_ZERO) the forward sweep reads only
+/// the lower part: the higher colors still hold zeros. Where another sweep follows, the
+/// backward sweep (BACKWARD_KEEPING_UPPER) also keeps its upper sum in `carried[k]`, which the
+/// next forward sweep (FORWARD_KEPT_UPPER) reads instead of the upper part: no higher color
+/// changes in between. (`abi::symgs`'s constants.) Launch: `W` threads per row, blocks a
+/// multiple of 32.
 #[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, T = f32 | f64)]
 #[inline(always)]
 pub unsafe fn relax_color<T: Float, const W: u32>(
@@ -550,7 +553,7 @@ pub unsafe fn relax_color<T: Float, const W: u32>(
     col_idx: *const u32,
     values: *const T,
     diagonal: *const T,
-    r_minus_lower: *mut T,
+    carried: *mut T,
     r: *const T,
     x: *mut T,
 ) {
@@ -564,32 +567,115 @@ pub unsafe fn relax_color<T: Float, const W: u32>(
     } else {
         (0, 0, 0)
     };
-    let forward = sweep != BACKWARD;
+    // Lane 0 loads what the row's update reads besides its entries before the sums, so that
+    // it arrives with them: loaded after them, it was one more wait at the end of every warp.
+    // SAFETY: row < rows.
+    let own = if lane == 0 && k < count {
+        Some(unsafe { own_values(sweep, row, rows_of, diagonal, carried, r) })
+    } else {
+        None
+    };
     // SAFETY (both): start <= split <= end <= nnz, columns < rows.
-    let upper = if sweep != FORWARD_FROM_ZERO {
+    let upper = if reads_upper(sweep) {
         warp::reduce_sum_groups(unsafe { group_dot::<T, W>(split, end, lane, col_idx, values, x) }, W)
     } else {
         T::ZERO
     };
-    let lower = if forward {
+    let lower = if !is_backward(sweep) {
         warp::reduce_sum_groups(unsafe { group_dot::<T, W>(start, split, lane, col_idx, values, x) }, W)
     } else {
         T::ZERO
     };
-    if lane == 0 && k < count {
-        // SAFETY: row < rows, and rows_of[row] < rows (a permutation); only this group
-        // writes x[i] and r_minus_lower[row], and no row of this color reads them.
-        unsafe {
-            let i = load_nc(rows_of.add(row)) as usize;
-            let rest = if forward {
-                let rest = load_nc(r.add(i)) - lower;
-                *r_minus_lower.add(row) = rest;
-                rest
-            } else {
-                *r_minus_lower.add(row)
-            };
-            *x.add(i) = (rest - upper) / load_nc(diagonal.add(row));
+    if let Some(own) = own {
+        // SAFETY: as in `own_values`; only this group writes x[i] and carried[row], and no
+        // row of this color reads them.
+        unsafe { update(sweep, own, lower, upper, row, carried, x) };
+    }
+}
+
+/// Whether a multicolor launch runs the backward half of its sweep.
+#[inline(always)]
+fn is_backward(sweep: u32) -> bool {
+    sweep == BACKWARD || sweep == BACKWARD_KEEPING_UPPER
+}
+
+/// Whether a multicolor launch reads its rows' upper parts (their entries of higher colors).
+#[inline(always)]
+fn reads_upper(sweep: u32) -> bool {
+    sweep != FORWARD_FROM_ZERO && sweep != FORWARD_KEPT_UPPER
+}
+
+/// What a row's update reads besides its entries: its row of A, r there (forward), what its
+/// `carried` slot holds (backward, and forward after a sweep that kept its upper sums) and
+/// its diagonal entry.
+struct Own<T> {
+    i: usize,
+    r: T,
+    kept: T,
+    diagonal: T,
+}
+
+/// Loads [`Own`] for row `row` of the copy.
+///
+/// # Safety
+/// `row` < rows, the length of `rows_of`, `diagonal` and `carried`; `rows_of` a permutation
+/// of the rows of `r`.
+#[inline(always)]
+unsafe fn own_values<T: Float>(
+    sweep: u32,
+    row: usize,
+    rows_of: *const u32,
+    diagonal: *const T,
+    carried: *const T,
+    r: *const T,
+) -> Own<T> {
+    // SAFETY: the caller's bounds; only this thread writes carried[row] in the launch.
+    unsafe {
+        let i = load_nc(rows_of.add(row)) as usize;
+        let backward = is_backward(sweep);
+        Own {
+            i,
+            r: if backward { T::ZERO } else { load_nc(r.add(i)) },
+            kept: if backward || sweep == FORWARD_KEPT_UPPER { *carried.add(row) } else { T::ZERO },
+            diagonal: load_nc(diagonal.add(row)),
         }
+    }
+}
+
+/// Row `row`'s update from its sums: forward, r minus the lower sum goes to `carried`, then
+/// minus the upper sum (the kept one after a sweep that kept it); backward, r minus the lower
+/// sum comes from `carried`, which keeps the upper sum where another sweep follows.
+///
+/// # Safety
+/// `row` and `own.i` lie in `carried` and `x`, and no other thread writes them in the launch.
+#[inline(always)]
+unsafe fn update<T: Float>(
+    sweep: u32,
+    own: Own<T>,
+    lower: T,
+    upper: T,
+    row: usize,
+    carried: *mut T,
+    x: *mut T,
+) {
+    let (rest, carry) = match sweep {
+        BACKWARD => (own.kept - upper, None),
+        BACKWARD_KEEPING_UPPER => (own.kept - upper, Some(upper)),
+        FORWARD_KEPT_UPPER => {
+            let r_minus_lower = own.r - lower;
+            (r_minus_lower - own.kept, Some(r_minus_lower))
+        }
+        _ => {
+            let r_minus_lower = own.r - lower;
+            (r_minus_lower - upper, Some(r_minus_lower))
+        }
+    };
+    // SAFETY: the caller's slots.
+    unsafe {
+        if let Some(carry) = carry {
+            *carried.add(row) = carry;
+        }
+        *x.add(own.i) = rest / own.diagonal;
     }
 }
 
@@ -748,9 +834,10 @@ unsafe fn ell_row(k: u32, first: u32, slice_first: u32, offsets: *const u32, wid
 
 /// As [`relax_color`] from the sliced-ELL form ([`ell_fill`]): a thread per row, whose loads
 /// of the slice's entries are coalesced across the warp (a warp holds a slice), with no
-/// shuffles. The forward sweep sums the lower and the upper blocks (the lower alone from x =
-/// 0) and keeps r[i] minus the lower sum; the backward sweep reads only the upper block.
-/// Launch: a thread per row of the group, blocks a multiple of 32.
+/// shuffles. The forward sweep sums the lower block and the upper one (or takes the kept
+/// upper sum; from x = 0, the lower block alone) and keeps r[i] minus the lower sum; the
+/// backward sweep reads only the upper block. Launch: a thread per row of the group, blocks a
+/// multiple of 32.
 #[gpu::kernel(T = f32 | f64)]
 #[allow(clippy::too_many_arguments)] // the group, its slices, the copy and the vectors
 pub unsafe fn relax_color_ell<T: Float>(
@@ -764,7 +851,7 @@ pub unsafe fn relax_color_ell<T: Float>(
     ell_cols: *const u32,
     ell_values: *const T,
     diagonal: *const T,
-    r_minus_lower: *mut T,
+    carried: *mut T,
     r: *const T,
     x: *mut T,
 ) {
@@ -774,23 +861,21 @@ pub unsafe fn relax_color_ell<T: Float>(
     }
     // SAFETY: row < rows and its slice < slices; the blocks lie in the ELL arrays (the host's
     // offsets and widths), their columns < rows. Only this thread writes x[i] and
-    // r_minus_lower[row], and no row of this group reads them.
+    // carried[row], and no row of this group reads them.
     unsafe {
         let e = ell_row(k, first, slice_first, offsets, widths);
-        let upper = if sweep != FORWARD_FROM_ZERO {
+        let own = own_values(sweep, e.row, rows_of, diagonal, carried, r);
+        let upper = if reads_upper(sweep) {
             ell_dot(e.upper, e.upper_width, ell_cols, ell_values, x)
         } else {
             T::ZERO
         };
-        let i = load_nc(rows_of.add(e.row)) as usize;
-        let rest = if sweep != BACKWARD {
-            let rest = load_nc(r.add(i)) - ell_dot(e.lower, e.lower_width, ell_cols, ell_values, x);
-            *r_minus_lower.add(e.row) = rest;
-            rest
+        let lower = if !is_backward(sweep) {
+            ell_dot(e.lower, e.lower_width, ell_cols, ell_values, x)
         } else {
-            *r_minus_lower.add(e.row)
+            T::ZERO
         };
-        *x.add(i) = (rest - upper) / load_nc(diagonal.add(e.row));
+        update(sweep, own, lower, upper, e.row, carried, x);
     }
 }
 
