@@ -567,14 +567,6 @@ pub unsafe fn relax_color<T: Float, const W: u32>(
     } else {
         (0, 0, 0)
     };
-    // Lane 0 loads what the row's update reads besides its entries before the sums, so that
-    // it arrives with them: loaded after them, it was one more wait at the end of every warp.
-    // SAFETY: row < rows.
-    let own = if lane == 0 && k < count {
-        Some(unsafe { own_values(sweep, row, rows_of, diagonal, carried, r) })
-    } else {
-        None
-    };
     // SAFETY (both): start <= split <= end <= nnz, columns < rows.
     let upper = if reads_upper(sweep) {
         warp::reduce_sum_groups(unsafe { group_dot::<T, W>(split, end, lane, col_idx, values, x) }, W)
@@ -586,10 +578,13 @@ pub unsafe fn relax_color<T: Float, const W: u32>(
     } else {
         T::ZERO
     };
-    if let Some(own) = own {
-        // SAFETY: as in `own_values`; only this group writes x[i] and carried[row], and no
-        // row of this color reads them.
-        unsafe { update(sweep, own, lower, upper, row, carried, x) };
+    if lane == 0 && k < count {
+        // SAFETY: row < rows; only this group writes x[i] and carried[row], and no row of
+        // this color reads them.
+        unsafe {
+            let own = own_values(sweep, row, rows_of, diagonal, carried, r);
+            update(sweep, own, lower, upper, row, carried, x);
+        }
     }
 }
 
@@ -607,7 +602,9 @@ fn reads_upper(sweep: u32) -> bool {
 
 /// What a row's update reads besides its entries: its row of A, r there (forward), what its
 /// `carried` slot holds (backward, and forward after a sweep that kept its upper sums) and
-/// its diagonal entry.
+/// its diagonal entry, all loaded after the sums and before the update stores anything: a
+/// load of the diagonal after the store to `carried` made the backward sweeps that keep their
+/// upper sums several times slower, and loads before the sums slowed every sweep (PERF.md).
 struct Own<T> {
     i: usize,
     r: T,
@@ -864,7 +861,6 @@ pub unsafe fn relax_color_ell<T: Float>(
     // carried[row], and no row of this group reads them.
     unsafe {
         let e = ell_row(k, first, slice_first, offsets, widths);
-        let own = own_values(sweep, e.row, rows_of, diagonal, carried, r);
         let upper = if reads_upper(sweep) {
             ell_dot(e.upper, e.upper_width, ell_cols, ell_values, x)
         } else {
@@ -875,6 +871,7 @@ pub unsafe fn relax_color_ell<T: Float>(
         } else {
             T::ZERO
         };
+        let own = own_values(sweep, e.row, rows_of, diagonal, carried, r);
         update(sweep, own, lower, upper, e.row, carried, x);
     }
 }
