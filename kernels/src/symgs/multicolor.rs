@@ -581,10 +581,7 @@ pub unsafe fn relax_color<T: Float, const W: u32>(
     if lane == 0 && k < count {
         // SAFETY: row < rows; only this group writes x[i] and carried[row], and no row of
         // this color reads them.
-        unsafe {
-            let own = own_values(sweep, row, rows_of, diagonal, carried, r);
-            update(sweep, own, lower, upper, row, carried, x);
-        }
+        unsafe { update_row(sweep, row, lower, upper, rows_of, diagonal, carried, r, x) };
     }
 }
 
@@ -600,79 +597,49 @@ fn reads_upper(sweep: u32) -> bool {
     sweep != FORWARD_FROM_ZERO && sweep != FORWARD_KEPT_UPPER
 }
 
-/// What a row's update reads besides its entries: its row of A, r there (forward), what its
-/// `carried` slot holds (backward, and forward after a sweep that kept its upper sums) and
-/// its diagonal entry, all loaded after the sums and before the update stores anything: a
-/// load of the diagonal after the store to `carried` made the backward sweeps that keep their
-/// upper sums several times slower, and loads before the sums slowed every sweep (PERF.md).
-struct Own<T> {
-    i: usize,
-    r: T,
-    kept: T,
-    diagonal: T,
-}
-
-/// Loads [`Own`] for row `row` of the copy.
-///
-/// # Safety
-/// `row` < rows, the length of `rows_of`, `diagonal` and `carried`; `rows_of` a permutation
-/// of the rows of `r`.
-#[inline(always)]
-unsafe fn own_values<T: Float>(
-    sweep: u32,
-    row: usize,
-    rows_of: *const u32,
-    diagonal: *const T,
-    carried: *const T,
-    r: *const T,
-) -> Own<T> {
-    // SAFETY: the caller's bounds; only this thread writes carried[row] in the launch.
-    unsafe {
-        let i = load_nc(rows_of.add(row)) as usize;
-        let backward = is_backward(sweep);
-        Own {
-            i,
-            r: if backward { T::ZERO } else { load_nc(r.add(i)) },
-            kept: if backward || sweep == FORWARD_KEPT_UPPER { *carried.add(row) } else { T::ZERO },
-            diagonal: load_nc(diagonal.add(row)),
-        }
-    }
-}
-
 /// Row `row`'s update from its sums: forward, r minus the lower sum goes to `carried`, then
 /// minus the upper sum (the kept one after a sweep that kept it); backward, r minus the lower
-/// sum comes from `carried`, which keeps the upper sum where another sweep follows.
+/// sum comes from `carried`, which keeps the upper sum where another sweep follows. Every load
+/// comes before the stores: a load of the diagonal after the store to `carried` made the
+/// backward sweeps that keep their upper sums several times slower (PERF.md).
 ///
 /// # Safety
-/// `row` and `own.i` lie in `carried` and `x`, and no other thread writes them in the launch.
+/// `row` < rows, the length of `rows_of`, `diagonal` and `carried`; `rows_of` a permutation of
+/// the rows of `r` and `x`; no other thread touches carried[row] or x[rows_of[row]] in the
+/// launch.
 #[inline(always)]
-unsafe fn update<T: Float>(
+#[allow(clippy::too_many_arguments)] // the row, its sums and the vectors
+unsafe fn update_row<T: Float>(
     sweep: u32,
-    own: Own<T>,
+    row: usize,
     lower: T,
     upper: T,
-    row: usize,
+    rows_of: *const u32,
+    diagonal: *const T,
     carried: *mut T,
+    r: *const T,
     x: *mut T,
 ) {
-    let (rest, carry) = match sweep {
-        BACKWARD => (own.kept - upper, None),
-        BACKWARD_KEEPING_UPPER => (own.kept - upper, Some(upper)),
-        FORWARD_KEPT_UPPER => {
-            let r_minus_lower = own.r - lower;
-            (r_minus_lower - own.kept, Some(r_minus_lower))
-        }
-        _ => {
-            let r_minus_lower = own.r - lower;
-            (r_minus_lower - upper, Some(r_minus_lower))
-        }
-    };
-    // SAFETY: the caller's slots.
+    // SAFETY: the caller's bounds and slots.
     unsafe {
+        let i = load_nc(rows_of.add(row)) as usize;
+        let diagonal = load_nc(diagonal.add(row));
+        let (rest, carry) = match sweep {
+            BACKWARD => (*carried.add(row) - upper, None),
+            BACKWARD_KEEPING_UPPER => (*carried.add(row) - upper, Some(upper)),
+            FORWARD_KEPT_UPPER => {
+                let r_minus_lower = load_nc(r.add(i)) - lower;
+                (r_minus_lower - *carried.add(row), Some(r_minus_lower))
+            }
+            _ => {
+                let r_minus_lower = load_nc(r.add(i)) - lower;
+                (r_minus_lower - upper, Some(r_minus_lower))
+            }
+        };
         if let Some(carry) = carry {
             *carried.add(row) = carry;
         }
-        *x.add(own.i) = rest / own.diagonal;
+        *x.add(i) = rest / diagonal;
     }
 }
 
@@ -871,8 +838,7 @@ pub unsafe fn relax_color_ell<T: Float>(
         } else {
             T::ZERO
         };
-        let own = own_values(sweep, e.row, rows_of, diagonal, carried, r);
-        update(sweep, own, lower, upper, e.row, carried, x);
+        update_row(sweep, e.row, lower, upper, rows_of, diagonal, carried, r, x);
     }
 }
 
