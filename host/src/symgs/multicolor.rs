@@ -136,6 +136,9 @@ pub const UNORDERED_MEAN_DISTANCE: f64 = 0.1;
 /// costs a search over the rows): the levels are for meshes, not for many small blocks.
 const MAX_COMPONENTS: usize = 64;
 
+/// Warps per SM (fewer for fewer rows) of the breadth-first kernels, which stride over rows.
+const STRIDING_WARPS_PER_SM: u32 = 32;
+
 /// Levels of the breadth-first search queued between two looks at its queue.
 const LEVELS_PER_LOOK: u32 = 16;
 
@@ -298,14 +301,10 @@ fn mean_distance(gpu: &Gpu, n: usize, row_ptr: &CudaSlice<u32>, col_idx: &CudaSl
         return Ok(0.0);
     }
     let mut total = gpu.zeros::<f64>(1)?;
+    let launch = persistent_launch(gpu, n, STRIDING_WARPS_PER_SM);
     // SAFETY: a square pattern of n rows; one accumulator.
-    unsafe { kernels_bfs::distance_sum(gpu, grid_of_warps(gpu, n), n as u32, row_ptr, col_idx, &mut total)? };
+    unsafe { kernels_bfs::distance_sum(gpu, launch, n as u32, row_ptr, col_idx, &mut total)? };
     Ok(gpu.download(&total)?[0] / col_idx.len() as f64 / n as f64)
-}
-
-/// A grid of 32 warps per SM (fewer for fewer rows), for the kernels that stride over rows.
-fn grid_of_warps(gpu: &Gpu, rows: usize) -> Launch {
-    persistent_launch(gpu, rows, 32)
 }
 
 /// Colors the states by the parity of each row's breadth-first level where that is a proper
@@ -347,7 +346,7 @@ fn breadth_first_levels(
     // The frontier's first and end slots in `found`, and its tail.
     let mut bounds = gpu.zeros::<u32>(3)?;
     let mut lowest = gpu.zeros::<u32>(1)?;
-    let search = grid_of_warps(gpu, n);
+    let search = persistent_launch(gpu, n, STRIDING_WARPS_PER_SM);
     let one = Launch::linear(1, 32);
     let (mut reached, mut frontier, mut components, mut level) = (0usize, 0usize, 0usize, 0u32);
     while reached < n {
