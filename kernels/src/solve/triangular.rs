@@ -27,8 +27,10 @@ use abi::solve::{
 use abi::{Strided, StridedMut};
 
 const ROWS_PER_WARP: u32 = CHUNK / (THREADS / 32);
-/// Pause between polls of a block waiting for a chunk that is not yet on its critical path.
+/// Pause between polls of a block waiting for a chunk, per chunk between that chunk and the
+/// one on its critical path, up to `BACKOFF_CHUNKS` chunks.
 const BACKOFF_NS: u32 = 500;
+const BACKOFF_CHUNKS: u32 = 16;
 
 /// Solves with the n x n triangle of `a`: lower when `upper` is 0, upper otherwise; 1s taken
 /// on the diagonal when `unit_diagonal` is nonzero (the other triangle is never read).
@@ -141,9 +143,10 @@ pub unsafe fn triangular<T: Float>(
             if row < n && col < n { unsafe { *a.at(row, col) } } else { T::ZERO }
         });
         // The chunk before the previous one is on this block's critical path: poll it at full
-        // speed. Blocks further behind wait for the same words, so the earlier chunks' waits
-        // pause between polls.
-        let pause_ns = if step + 2 < order { BACKOFF_NS } else { 0 };
+        // speed. Every later block waits for the chunk the chain has reached, so the earlier
+        // chunks' waits pause between polls, the longer the further this block's turn, so that
+        // their polls do not crowd the hand-overs on the chain.
+        let pause_ns = (order - 2 - step).min(BACKOFF_CHUNKS) * BACKOFF_NS;
         // SAFETY: col < n, its word inside this right-hand side's; chunk `done`'s block
         // publishes it.
         let xv = if col < n {
