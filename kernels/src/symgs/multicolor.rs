@@ -625,8 +625,9 @@ unsafe fn update_row<T: Float>(
         let i = load_nc(rows_of.add(row)) as usize;
         let diagonal = load_nc(diagonal.add(row));
         let (rest, carry) = match sweep {
-            BACKWARD => (*carried.add(row) - upper, None),
-            BACKWARD_KEEPING_UPPER => (*carried.add(row) - upper, Some(upper)),
+            BACKWARD | BACKWARD_KEEPING_UPPER => {
+                (*carried.add(row) - upper, (sweep == BACKWARD_KEEPING_UPPER).then_some(upper))
+            }
             FORWARD_KEPT_UPPER => {
                 let r_minus_lower = load_nc(r.add(i)) - lower;
                 (r_minus_lower - *carried.add(row), Some(r_minus_lower))
