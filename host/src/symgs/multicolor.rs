@@ -243,7 +243,7 @@ fn jones_plassmann_states(
     n: usize,
     row_ptr: &CudaSlice<u32>,
     col_idx: &CudaSlice<u32>,
-    method: ColoringMethod,
+    mut method: ColoringMethod,
     transpose: impl FnOnce() -> Result<(Vec<u32>, Vec<u32>)>,
 ) -> Result<(CudaSlice<u64>, usize)> {
     let mut state = gpu.zeros::<u64>(n)?;
@@ -272,7 +272,6 @@ fn jones_plassmann_states(
              (ColoringMethod::Greedy, `--coloring greedy`)"
         ),
     };
-    let mut method = method;
     if method == ColoringMethod::Auto && mean_distance(gpu, n, row_ptr, col_idx)? > UNORDERED_MEAN_DISTANCE {
         if parity_coloring(gpu, n, row_ptr, col_idx, &mut state)? {
             let count = color_count(gpu, &state)?;

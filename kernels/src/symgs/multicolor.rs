@@ -624,18 +624,12 @@ unsafe fn update_row<T: Float>(
     unsafe {
         let i = load_nc(rows_of.add(row)) as usize;
         let diagonal = load_nc(diagonal.add(row));
-        let (rest, carry) = match sweep {
-            BACKWARD | BACKWARD_KEEPING_UPPER => {
-                (*carried.add(row) - upper, (sweep == BACKWARD_KEEPING_UPPER).then_some(upper))
-            }
-            FORWARD_KEPT_UPPER => {
-                let r_minus_lower = load_nc(r.add(i)) - lower;
-                (r_minus_lower - *carried.add(row), Some(r_minus_lower))
-            }
-            _ => {
-                let r_minus_lower = load_nc(r.add(i)) - lower;
-                (r_minus_lower - upper, Some(r_minus_lower))
-            }
+        let (rest, carry) = if is_backward(sweep) {
+            (*carried.add(row) - upper, (sweep == BACKWARD_KEEPING_UPPER).then_some(upper))
+        } else {
+            let r_minus_lower = load_nc(r.add(i)) - lower;
+            let upper = if sweep == FORWARD_KEPT_UPPER { *carried.add(row) } else { upper };
+            (r_minus_lower - upper, Some(r_minus_lower))
         };
         if let Some(carry) = carry {
             *carried.add(row) = carry;
