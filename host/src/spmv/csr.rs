@@ -282,7 +282,9 @@ pub enum CsrKernel {
     /// Merge-path tiles: every warp the same number of row ends and nonzeros (Merrill and
     /// Garland), whatever the row lengths.
     Merge,
-    /// The vector kernel at the plan's width over 16-bit column gaps (where they fit).
+    /// The vector kernel at the plan's width over 16-bit column gaps (where they fit). Long
+    /// rows are not cut into chunks: a row of thousands is walked by one group of lanes (the
+    /// adaptive kernel only takes this path where the upload's timing chose it).
     Gaps16,
     /// Merge-path tiles, the x values of the most popular columns gathered side by side first
     /// (where a few columns hold many of the nonzeros).

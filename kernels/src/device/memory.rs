@@ -142,6 +142,10 @@ pub trait LoadNc: Copy {
     /// # Safety
     /// As [`LoadNc::load_nc`].
     unsafe fn load_stream(address: *const Self) -> Self;
+
+    /// # Safety
+    /// As [`LoadNc::load_nc`].
+    unsafe fn load_evict_first(address: *const Self) -> Self;
 }
 
 macro_rules! load_nc_impl {
@@ -153,6 +157,19 @@ macro_rules! load_nc_impl {
                 // SAFETY: the caller guarantees a valid read-only global address.
                 unsafe {
                     asm!(concat!("ld.global.nc.", $ptx, " {v}, [{a}];"),
+                        v = out($class) value, a = in(reg64) address, options(pure, readonly, nostack))
+                };
+                value
+            }
+
+            #[inline(always)]
+            unsafe fn load_evict_first(address: *const Self) -> Self {
+                let value: $t;
+                // SAFETY: the caller guarantees a valid read-only global address.
+                unsafe {
+                    asm!(concat!(
+                        "{{ .reg .b64 policy; createpolicy.fractional.L2::evict_first.b64 policy, 1.0; ",
+                        "ld.global.nc.L2::cache_hint.", $ptx, " {v}, [{a}], policy; }}"),
                         v = out($class) value, a = in(reg64) address, options(pure, readonly, nostack))
                 };
                 value
@@ -191,13 +208,25 @@ pub unsafe fn load_nc<T: LoadNc>(address: *const T) -> T {
 /// Read-only load of data read once (a matrix streaming past): first out of L2 when room is
 /// needed (`evict_first` policy) and not kept in L1, so that it does not push out data that
 /// is read again, such as the vector a sparse product gathers from. Not for data whose lines
-/// neighbouring threads share through L1 (the CSR SpMV lost up to 34% with it; PERF.md).
+/// neighbouring threads share through L1 (the CSR SpMV lost up to 34% with it; PERF.md): see
+/// [`load_evict_first`].
 ///
 /// # Safety
 /// See [`LoadNc::load_nc`].
 #[inline(always)]
 pub unsafe fn load_stream<T: LoadNc>(address: *const T) -> T {
     unsafe { T::load_stream(address) }
+}
+
+/// Read-only load through L1, first out of L2 when room is needed (`evict_first` policy): for
+/// a matrix streaming past whose lines the threads of a warp share (in L1), so that it does
+/// not push the vectors of a multicolor sweep out of L2 (PERF.md).
+///
+/// # Safety
+/// See [`LoadNc::load_nc`].
+#[inline(always)]
+pub unsafe fn load_evict_first<T: LoadNc>(address: *const T) -> T {
+    unsafe { T::load_evict_first(address) }
 }
 
 /// Four consecutive values, 16-byte aligned: one 16-byte vector access for f32, two for f64.

@@ -9,7 +9,7 @@
 
 use abi::symgs::{BACKWARD, BACKWARD_KEEPING_UPPER, FORWARD_FROM_ZERO, FORWARD_KEPT_UPPER};
 
-use crate::device::memory::{load_nc, load_volatile, store_volatile};
+use crate::device::memory::{load_evict_first, load_nc, load_volatile, store_volatile};
 use crate::device::thread::{
     WARP_SIZE, block_idx_x, grid_dim_x, index_1d, lane_id, sync_threads, warp_index_1d,
 };
@@ -639,7 +639,9 @@ unsafe fn update_row<T: Float>(
 }
 
 /// This lane's share of `sum_j values[j] x[col_idx[j]]` over `begin..end`, lanes `W` apart,
-/// two loads of x in flight (four were slower: PERF.md).
+/// two loads of x in flight (four were slower: PERF.md). The entries are read with the L2
+/// `evict_first` policy ([`load_evict_first`]): they stream past once a launch, and the
+/// vectors of the sweep stay in L2 for the launches after.
 ///
 /// # Safety
 /// `begin..end` lies in the arrays; columns are < the length of `x`. `x` may be written in
@@ -658,15 +660,17 @@ unsafe fn group_dot<T: Float, const W: u32>(
     // SAFETY: the caller's ranges.
     unsafe {
         while j + W < end {
-            let (c0, c1) = (load_nc(col_idx.add(j as usize)), load_nc(col_idx.add((j + W) as usize)));
-            let (v0, v1) = (load_nc(values.add(j as usize)), load_nc(values.add((j + W) as usize)));
+            let (c0, c1) =
+                (load_evict_first(col_idx.add(j as usize)), load_evict_first(col_idx.add((j + W) as usize)));
+            let (v0, v1) =
+                (load_evict_first(values.add(j as usize)), load_evict_first(values.add((j + W) as usize)));
             sum0 = v0.mul_add(*x.add(c0 as usize), sum0);
             sum1 = v1.mul_add(*x.add(c1 as usize), sum1);
             j += 2 * W;
         }
         if j < end {
-            let c0 = load_nc(col_idx.add(j as usize));
-            sum0 = load_nc(values.add(j as usize)).mul_add(*x.add(c0 as usize), sum0);
+            let c0 = load_evict_first(col_idx.add(j as usize));
+            sum0 = load_evict_first(values.add(j as usize)).mul_add(*x.add(c0 as usize), sum0);
         }
     }
     sum0 + sum1
@@ -838,7 +842,7 @@ pub unsafe fn relax_color_ell<T: Float>(
 }
 
 /// `sum_q values[at_q] x[cols[at_q]]` over a row's `width` entries of a sliced-ELL block,
-/// `at_q = first + 32 q`, two loads of x in flight.
+/// `at_q = first + 32 q`, two loads of x in flight, the entries read as in [`group_dot`].
 ///
 /// # Safety
 /// The entries lie in the arrays, their columns in `x`, which other threads of the launch may
@@ -851,14 +855,15 @@ unsafe fn ell_dot<T: Float>(first: u32, width: u32, cols: *const u32, values: *c
     unsafe {
         while q + 1 < width {
             let (at0, at1) = ((first + WARP_SIZE * q) as usize, (first + WARP_SIZE * (q + 1)) as usize);
-            let (c0, c1) = (load_nc(cols.add(at0)), load_nc(cols.add(at1)));
-            sum0 = load_nc(values.add(at0)).mul_add(*x.add(c0 as usize), sum0);
-            sum1 = load_nc(values.add(at1)).mul_add(*x.add(c1 as usize), sum1);
+            let (c0, c1) = (load_evict_first(cols.add(at0)), load_evict_first(cols.add(at1)));
+            sum0 = load_evict_first(values.add(at0)).mul_add(*x.add(c0 as usize), sum0);
+            sum1 = load_evict_first(values.add(at1)).mul_add(*x.add(c1 as usize), sum1);
             q += 2;
         }
         if q < width {
             let at = (first + WARP_SIZE * q) as usize;
-            sum0 = load_nc(values.add(at)).mul_add(*x.add(load_nc(cols.add(at)) as usize), sum0);
+            sum0 = load_evict_first(values.add(at))
+                .mul_add(*x.add(load_evict_first(cols.add(at)) as usize), sum0);
         }
     }
     sum0 + sum1
