@@ -148,6 +148,22 @@ pub trait LoadNc: Copy {
     unsafe fn load_evict_first(address: *const Self) -> Self;
 }
 
+/// A read-only load of `$t` with an L2 `evict_first` policy, `$l1` qualifying its L1 access
+/// ("" or "L1::no_allocate.").
+macro_rules! evict_first_load {
+    ($t:ty, $ptx:literal, $class:ident, $l1:literal, $address:expr) => {{
+        let value: $t;
+        // SAFETY: the caller guarantees a valid read-only global address.
+        unsafe {
+            asm!(concat!(
+                "{{ .reg .b64 policy; createpolicy.fractional.L2::evict_first.b64 policy, 1.0; ",
+                "ld.global.nc.", $l1, "L2::cache_hint.", $ptx, " {v}, [{a}], policy; }}"),
+                v = out($class) value, a = in(reg64) $address, options(pure, readonly, nostack))
+        };
+        value
+    }};
+}
+
 macro_rules! load_nc_impl {
     ($t:ty, $ptx:literal, $class:ident) => {
         impl LoadNc for $t {
@@ -164,28 +180,12 @@ macro_rules! load_nc_impl {
 
             #[inline(always)]
             unsafe fn load_evict_first(address: *const Self) -> Self {
-                let value: $t;
-                // SAFETY: the caller guarantees a valid read-only global address.
-                unsafe {
-                    asm!(concat!(
-                        "{{ .reg .b64 policy; createpolicy.fractional.L2::evict_first.b64 policy, 1.0; ",
-                        "ld.global.nc.L2::cache_hint.", $ptx, " {v}, [{a}], policy; }}"),
-                        v = out($class) value, a = in(reg64) address, options(pure, readonly, nostack))
-                };
-                value
+                evict_first_load!($t, $ptx, $class, "", address)
             }
 
             #[inline(always)]
             unsafe fn load_stream(address: *const Self) -> Self {
-                let value: $t;
-                // SAFETY: the caller guarantees a valid read-only global address.
-                unsafe {
-                    asm!(concat!(
-                        "{{ .reg .b64 policy; createpolicy.fractional.L2::evict_first.b64 policy, 1.0; ",
-                        "ld.global.nc.L1::no_allocate.L2::cache_hint.", $ptx, " {v}, [{a}], policy; }}"),
-                        v = out($class) value, a = in(reg64) address, options(pure, readonly, nostack))
-                };
-                value
+                evict_first_load!($t, $ptx, $class, "L1::no_allocate.", address)
             }
         }
     };
