@@ -6,7 +6,7 @@ mod common;
 use common::{gpu, random_vec, real_matrices};
 use rgla::sparse::{Bsr, Csr, Hll, HllLayout, generate};
 use rgla::spmv::bsr::{BsrKernel, DeviceBsr};
-use rgla::spmv::csr::{CsrKernel, DeviceCsr};
+use rgla::spmv::csr::{CsrKernel, CsrPath, DeviceCsr, WIDTHS};
 use rgla::spmv::hll::{DeviceHll, HllKernel};
 use rgla::spmv::{BlockWarps, bsr, cpu, csr, hll};
 use rgla::verify::compare;
@@ -94,6 +94,17 @@ fn csr_kernels<T: Scalar>() {
                     csr::spmv(&gpu, &da, kernel, BlockWarps::new(warps).unwrap(), x, y)
                 });
             }
+        }
+        // The vector path reading its entries first out of L2, which the upload's timing
+        // chooses on large matrices only: at every width, long rows in chunks.
+        let mut da = da;
+        (da.plan.path, da.plan.evict_first) = (CsrPath::Vector, true);
+        for width in WIDTHS {
+            da.plan.width = width;
+            let what = format!("csr-adaptive vector{width} evict-first {} on {name}", T::NAME);
+            check(&gpu, &what, &a, &x, &expect, |x, y| {
+                csr::spmv(&gpu, &da, CsrKernel::Adaptive, BlockWarps::DEFAULT, x, y)
+            });
         }
     }
 }

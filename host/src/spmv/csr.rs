@@ -64,14 +64,15 @@ struct HotColumns<T> {
 }
 
 /// The adaptive kernel's choices for one matrix, made once when it is uploaded (as cuSPARSE's
-/// analysis step does): the [`CsrPath`] and `width` lanes per row; on the vector path, rows
-/// longer than `long_row` are cut into chunks of `LONG_ROW_CHUNK` nonzeros, a warp each. The
-/// fastest choice on this matrix where it is large enough to time; else a first guess from
-/// the row statistics.
+/// analysis step does): the [`CsrPath`] and `width` lanes per row; on the vector path, whether
+/// the entries are read first out of L2 (`evict_first`), and rows longer than `long_row` cut
+/// into chunks of `LONG_ROW_CHUNK` nonzeros, a warp each. The fastest choice on this matrix
+/// where it is large enough to time; else a first guess from the row statistics.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CsrPlan {
     pub path: CsrPath,
     pub width: u32,
+    pub evict_first: bool,
     pub long_row: u32,
     pub long_rows: Vec<u32>,
     /// (row, first nonzero) of each chunk of the long rows.
@@ -132,7 +133,15 @@ impl CsrPlan {
         } else {
             CsrPath::Vector
         };
-        CsrPlan { path, width: Self::width_for(short_mean), long_row, long_rows, chunk_rows, chunk_starts }
+        CsrPlan {
+            path,
+            width: Self::width_for(short_mean),
+            evict_first: false,
+            long_row,
+            long_rows,
+            chunk_rows,
+            chunk_starts,
+        }
     }
 
     /// Lanes per row for rows of `mean` nonzeros: the power of two nearest mean / 4, so each
@@ -209,34 +218,36 @@ impl<T: Scalar> DeviceCsr<T> {
         Ok(device)
     }
 
-    /// Times the adaptive kernel's choices on this matrix (each width of lanes per row, and
-    /// merge-path tiles; x of ones, three runs each, median) and keeps the fastest. Small
-    /// matrices keep the first guess: timing them measures launch overhead, not the choice.
+    /// Times the adaptive kernel's choices on this matrix (each width of lanes per row, with
+    /// and without the entries read first out of L2, and merge-path tiles; x of ones, three
+    /// runs each, median) and keeps the fastest. Small matrices keep the first guess: timing
+    /// them measures launch overhead, not the choice.
     fn tune(&mut self, gpu: &Gpu) -> Result<()> {
         if self.nnz < 1 << 20 {
             return Ok(());
         }
         let x = gpu.filled(self.cols, T::ONE)?;
         let mut y = gpu.zeros::<T>(self.rows)?;
-        let mut best = (f64::INFINITY, self.plan.path, self.plan.width);
+        let plan = &self.plan;
+        let mut best = (f64::INFINITY, plan.path, plan.width, plan.evict_first);
         let gaps: &[u32] = if self.gaps16.is_some() { &WIDTHS } else { &[] };
-        let hot = self.hot.as_ref().map(|_| (CsrPath::MergeHot, self.plan.width));
-        let choices = WIDTHS
-            .iter()
-            .map(|&w| (CsrPath::Vector, w))
-            .chain([(CsrPath::Merge, self.plan.width)])
+        let hot = self.hot.as_ref().map(|_| (CsrPath::MergeHot, plan.width, false));
+        let choices = [false, true]
+            .into_iter()
+            .flat_map(|evict_first| WIDTHS.iter().map(move |&w| (CsrPath::Vector, w, evict_first)))
+            .chain([(CsrPath::Merge, plan.width, false)])
             .chain(hot)
-            .chain(gaps.iter().map(|&w| (CsrPath::Gaps16, w)));
-        for (path, width) in choices {
-            (self.plan.path, self.plan.width) = (path, width);
+            .chain(gaps.iter().map(|&w| (CsrPath::Gaps16, w, false)));
+        for (path, width, evict_first) in choices {
+            (self.plan.path, self.plan.width, self.plan.evict_first) = (path, width, evict_first);
             let ms = gpu
                 .time(1, 3, || spmv(gpu, self, CsrKernel::Adaptive, BlockWarps::DEFAULT, &x, &mut y))?
                 .median_ms();
             if ms < best.0 {
-                best = (ms, path, width);
+                best = (ms, path, width, evict_first);
             }
         }
-        (self.plan.path, self.plan.width) = (best.1, best.2);
+        (self.plan.path, self.plan.width, self.plan.evict_first) = (best.1, best.2, best.3);
         // The hot columns' copy of the matrix costs as much memory as the matrix: kept only
         // where it is the choice.
         if self.plan.path != CsrPath::MergeHot {
@@ -378,7 +389,7 @@ pub fn spmv<T: Scalar>(
                     .shared(abi::spmv::nnz_atomic_shared_bytes(threads, size_of::<T>()));
                 kernels::nnz_atomic(gpu, launch, rows, nnz, row_ptr, col_idx, values, x, y)
             }
-            CsrKernel::Vector(width) => launch_vector(gpu, a, width, u32::MAX, x, y),
+            CsrKernel::Vector(width) => launch_vector(gpu, a, width, false, u32::MAX, x, y),
             CsrKernel::Merge => launch_merge(gpu, a, (col_idx, values), x, None, y),
             CsrKernel::Gaps16 => launch_gaps16(gpu, a, x, y),
             CsrKernel::MergeHot => launch_merge_hot(gpu, a, x, y),
@@ -399,7 +410,7 @@ fn launch_adaptive_vector<T: Scalar>(
     x: &CudaSlice<T>,
     y: &mut CudaSlice<T>,
 ) -> Result<()> {
-    launch_vector(gpu, a, a.plan.width, a.plan.long_row, x, y)?;
+    launch_vector(gpu, a, a.plan.width, a.plan.evict_first, a.plan.long_row, x, y)?;
     let Some((chunk_rows, chunk_starts)) = &a.long_chunks else { return Ok(()) };
     let chunks = to_u32(a.plan.chunk_rows.len(), "long-row chunks")?;
     let launch = Launch::warp_per_item(chunks as usize, 4);
@@ -636,20 +647,34 @@ pub fn merge_partition(row_ptr: &[u32], tile: u32) -> Vec<u32> {
         .collect()
 }
 
-/// The vector kernel at `width` lanes per row; rows longer than `long_row` are left to the
-/// long-row kernel.
+/// The vector kernel at `width` lanes per row, the entries read first out of L2 where
+/// `evict_first`; rows longer than `long_row` are left to the long-row kernel.
 fn launch_vector<T: Scalar>(
     gpu: &Gpu,
     a: &DeviceCsr<T>,
     width: u32,
+    evict_first: bool,
     long_row: u32,
     x: &CudaSlice<T>,
     y: &mut CudaSlice<T>,
 ) -> Result<()> {
     let launch = Launch::linear(a.rows.saturating_mul(width as usize), VECTOR_BLOCK);
+    let (rows, evict_first) = (a.rows as u32, evict_first as u32);
     // SAFETY: as in `spmv`.
     unsafe {
-        kernels::vector(gpu, launch, width, a.rows as u32, &a.row_ptr, &a.col_idx, &a.values, x, y, long_row)
+        kernels::vector(
+            gpu,
+            launch,
+            width,
+            evict_first,
+            rows,
+            &a.row_ptr,
+            &a.col_idx,
+            &a.values,
+            x,
+            y,
+            long_row,
+        )
     }
 }
 

@@ -4,7 +4,7 @@
 //! (nnz each), `x` (cols), `y` (rows). Launch shapes are given per kernel; every kernel
 //! checks its row or nonzero index against the sizes passed in.
 
-use crate::device::memory::{load_nc, load_stream};
+use crate::device::memory::{LoadNc, load_evict_first, load_nc, load_stream};
 use crate::device::shared;
 use crate::device::thread::{
     WARP_SIZE, block_dim_x, block_idx_x, index_1d, lane_id, sync_threads, thread_idx_x, warp_id,
@@ -196,11 +196,13 @@ pub unsafe fn warp_ldg<T: Float>(
 
 /// Kernel 6: The fast kernel: a group of `W` lanes per row (W a power of two, 2..=32, picked by the
 /// host from the mean row length), two independent loads in flight per lane, all reads
-/// through the read-only path. Rows longer than `long_row` get a zero here and their sum from
-/// [`long_row_chunks`]. Launch: `W` threads per row, block a multiple of 32.
-#[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, T = f32 | f64)]
+/// through the read-only path; with `EVICT_FIRST` = 1 the entries are read first out of L2
+/// ([`load_entry`]), which the host's timing at upload picks where it is faster. Rows longer
+/// than `long_row` get a zero here and their sum from [`long_row_chunks`]. Launch: `W`
+/// threads per row, block a multiple of 32.
+#[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, EVICT_FIRST = 0 | 1, T = f32 | f64)]
 #[inline(always)]
-pub unsafe fn vector<T: Float, const W: u32>(
+pub unsafe fn vector<T: Float, const W: u32, const EVICT_FIRST: u32>(
     rows: u32,
     row_ptr: *const u32,
     col_idx: *const u32,
@@ -225,19 +227,39 @@ pub unsafe fn vector<T: Float, const W: u32>(
     // SAFETY: every j read is < end <= nnz; columns < cols; inputs are read-only here.
     unsafe {
         while j + W < end {
-            let (c0, c1) = (load_nc(col_idx.add(j as usize)), load_nc(col_idx.add((j + W) as usize)));
-            let (v0, v1) = (load_nc(values.add(j as usize)), load_nc(values.add((j + W) as usize)));
+            let (c0, c1) = (
+                load_entry::<_, EVICT_FIRST>(col_idx.add(j as usize)),
+                load_entry::<_, EVICT_FIRST>(col_idx.add((j + W) as usize)),
+            );
+            let (v0, v1) = (
+                load_entry::<_, EVICT_FIRST>(values.add(j as usize)),
+                load_entry::<_, EVICT_FIRST>(values.add((j + W) as usize)),
+            );
             sum0 = v0.mul_add(load_nc(x.add(c0 as usize)), sum0);
             sum1 = v1.mul_add(load_nc(x.add(c1 as usize)), sum1);
             j += 2 * W;
         }
         if j < end {
-            let c0 = load_nc(col_idx.add(j as usize));
-            sum0 = load_nc(values.add(j as usize)).mul_add(load_nc(x.add(c0 as usize)), sum0);
+            let c0 = load_entry::<_, EVICT_FIRST>(col_idx.add(j as usize));
+            sum0 = load_entry::<_, EVICT_FIRST>(values.add(j as usize))
+                .mul_add(load_nc(x.add(c0 as usize)), sum0);
         }
     }
     // SAFETY: y holds `rows` values. A long row's sum (zero here) is added by `long_row_chunks`.
     unsafe { store_group_sum::<T, W>(sum0 + sum1, row, rows, y) };
+}
+
+/// A matrix entry of [`vector`]: through the read-only path, and with `EVICT_FIRST` = 1 first
+/// out of L2 when room is needed, so that the entries streaming past leave x's lines there (a
+/// gain where x is gathered far and wide, a loss where rows are read as well through L1 alone:
+/// PERF.md).
+///
+/// # Safety
+/// As [`load_nc`].
+#[inline(always)]
+unsafe fn load_entry<V: LoadNc, const EVICT_FIRST: u32>(address: *const V) -> V {
+    // SAFETY: the caller's address.
+    unsafe { if EVICT_FIRST != 0 { load_evict_first(address) } else { load_nc(address) } }
 }
 
 /// Adds up the sums of a group of `W` lanes (a shuffle tree; every lane of the warp takes part)
