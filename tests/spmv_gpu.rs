@@ -6,7 +6,7 @@ mod common;
 use common::{gpu, random_vec, real_matrices};
 use rgla::sparse::{Bsr, Csr, Hll, HllLayout, generate};
 use rgla::spmv::bsr::{BsrKernel, DeviceBsr};
-use rgla::spmv::csr::{CsrKernel, CsrPath, DeviceCsr, WIDTHS};
+use rgla::spmv::csr::{CsrKernel, CsrPath, DeviceCsr, ROWS_PER_GROUP, WIDTHS};
 use rgla::spmv::hll::{DeviceHll, HllKernel};
 use rgla::spmv::{BlockWarps, bsr, cpu, csr, hll};
 use rgla::verify::compare;
@@ -95,16 +95,24 @@ fn csr_kernels<T: Scalar>() {
                 });
             }
         }
-        // The vector path reading its entries first out of L2, which the upload's timing
-        // chooses on large matrices only: at every width, long rows in chunks.
+        // Every shape of the vector path the upload's timing can choose (it times large
+        // matrices only): each width, rows per group and load policy, long rows in chunks.
         let mut da = da;
-        (da.plan.path, da.plan.evict_first) = (CsrPath::Vector, true);
+        da.plan.path = CsrPath::Vector;
         for width in WIDTHS {
-            da.plan.width = width;
-            let what = format!("csr-adaptive vector{width} evict-first {} on {name}", T::NAME);
-            check(&gpu, &what, &a, &x, &expect, |x, y| {
-                csr::spmv(&gpu, &da, CsrKernel::Adaptive, BlockWarps::DEFAULT, x, y)
-            });
+            for rows_per_group in ROWS_PER_GROUP {
+                for evict_first in [false, true] {
+                    (da.plan.width, da.plan.rows_per_group, da.plan.evict_first) =
+                        (width, rows_per_group, evict_first);
+                    let what = format!(
+                        "csr-adaptive vector{width} rows{rows_per_group} evict-first={evict_first} {} on {name}",
+                        T::NAME
+                    );
+                    check(&gpu, &what, &a, &x, &expect, |x, y| {
+                        csr::spmv(&gpu, &da, CsrKernel::Adaptive, BlockWarps::DEFAULT, x, y)
+                    });
+                }
+            }
         }
     }
 }

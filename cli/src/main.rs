@@ -399,6 +399,9 @@ fn spmv_gpu<T: Scalar>(args: &SpmvArgs, a: &Csr<T>, x: &[T]) -> Result<(f64, Vec
     let ms = match args.format {
         Format::Csr => {
             let da = DeviceCsr::upload(&gpu, a)?;
+            if kernel == "csr-adaptive" {
+                println!("csr-adaptive: {} (analysis at upload {:.1} ms)", da.plan, da.analysis_ms);
+            }
             if let Some(alg) = [("cusparse-alg1", SpmvAlg::CsrAlg1), ("cusparse-alg2", SpmvAlg::CsrAlg2)]
                 .into_iter()
                 .find_map(|(name, alg)| (name == kernel).then_some(alg))

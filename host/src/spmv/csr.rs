@@ -64,20 +64,37 @@ struct HotColumns<T> {
 }
 
 /// The adaptive kernel's choices for one matrix, made once when it is uploaded (as cuSPARSE's
-/// analysis step does): the [`CsrPath`] and `width` lanes per row; on the vector path, whether
-/// the entries are read first out of L2 (`evict_first`), and rows longer than `long_row` cut
-/// into chunks of `LONG_ROW_CHUNK` nonzeros, a warp each. The fastest choice on this matrix
+/// analysis step does): the [`CsrPath`] and `width` lanes per row; on the vector path, the
+/// rows each group takes (`rows_per_group`), whether the entries are read first out of L2
+/// (`evict_first`), and rows longer than `long_row` cut into chunks of `LONG_ROW_CHUNK`
+/// nonzeros, a warp each. The fastest choice on this matrix
 /// where it is large enough to time; else a first guess from the row statistics.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CsrPlan {
     pub path: CsrPath,
     pub width: u32,
+    pub rows_per_group: u32,
     pub evict_first: bool,
     pub long_row: u32,
     pub long_rows: Vec<u32>,
     /// (row, first nonzero) of each chunk of the long rows.
     pub chunk_rows: Vec<u32>,
     pub chunk_starts: Vec<u32>,
+}
+
+/// The choice as the bench and CLI name it: path and width, then `-rows2`/`-rows4` and
+/// `-evict-first` where the vector path takes them (e.g. `vector2-rows4-evict-first`).
+impl std::fmt::Display for CsrPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{}", format!("{:?}", self.path).to_lowercase(), self.width)?;
+        if self.rows_per_group > 1 {
+            write!(f, "-rows{}", self.rows_per_group)?;
+        }
+        if self.evict_first {
+            write!(f, "-evict-first")?;
+        }
+        Ok(())
+    }
 }
 
 /// How the adaptive kernel runs a matrix.
@@ -101,6 +118,12 @@ const VECTOR_BLOCK: u32 = 128;
 
 /// The widths the vector kernel is built for.
 pub const WIDTHS: [u32; 5] = kernels::vector::W;
+
+/// The rows per group the vector kernel is built for.
+pub const ROWS_PER_GROUP: [u32; 3] = kernels::vector::R;
+
+/// What [`DeviceCsr::tune`] times: (path, width, rows per group, evict first).
+type Choice = (CsrPath, u32, u32, bool);
 
 impl CsrPlan {
     pub fn new(row_ptr: &[u32]) -> CsrPlan {
@@ -136,12 +159,21 @@ impl CsrPlan {
         CsrPlan {
             path,
             width: Self::width_for(short_mean),
+            rows_per_group: 1,
             evict_first: false,
             long_row,
             long_rows,
             chunk_rows,
             chunk_starts,
         }
+    }
+
+    fn choice(&self) -> Choice {
+        (self.path, self.width, self.rows_per_group, self.evict_first)
+    }
+
+    fn set_choice(&mut self, choice: Choice) {
+        (self.path, self.width, self.rows_per_group, self.evict_first) = choice;
     }
 
     /// Lanes per row for rows of `mean` nonzeros: the power of two nearest mean / 4, so each
@@ -218,36 +250,41 @@ impl<T: Scalar> DeviceCsr<T> {
         Ok(device)
     }
 
-    /// Times the adaptive kernel's choices on this matrix (each width of lanes per row, with
-    /// and without the entries read first out of L2, and merge-path tiles; x of ones, three
-    /// runs each, median) and keeps the fastest. Small matrices keep the first guess: timing
-    /// them measures launch overhead, not the choice.
+    /// Times the adaptive kernel's choices on this matrix (vector kernels of each width, rows
+    /// per group and load policy; merge-path tiles; the 16-bit gaps at each width; x of ones,
+    /// five runs each, median) and keeps the fastest. Small matrices keep the first guess:
+    /// timing them measures launch overhead, not the choice.
     fn tune(&mut self, gpu: &Gpu) -> Result<()> {
         if self.nnz < 1 << 20 {
             return Ok(());
         }
         let x = gpu.filled(self.cols, T::ONE)?;
         let mut y = gpu.zeros::<T>(self.rows)?;
-        let plan = &self.plan;
-        let mut best = (f64::INFINITY, plan.path, plan.width, plan.evict_first);
-        let gaps: &[u32] = if self.gaps16.is_some() { &WIDTHS } else { &[] };
-        let hot = self.hot.as_ref().map(|_| (CsrPath::MergeHot, plan.width, false));
-        let choices = [false, true]
-            .into_iter()
-            .flat_map(|evict_first| WIDTHS.iter().map(move |&w| (CsrPath::Vector, w, evict_first)))
-            .chain([(CsrPath::Merge, plan.width, false)])
-            .chain(hot)
-            .chain(gaps.iter().map(|&w| (CsrPath::Gaps16, w, false)));
-        for (path, width, evict_first) in choices {
-            (self.plan.path, self.plan.width, self.plan.evict_first) = (path, width, evict_first);
-            let ms = gpu
-                .time(1, 3, || spmv(gpu, self, CsrKernel::Adaptive, BlockWarps::DEFAULT, &x, &mut y))?
-                .median_ms();
-            if ms < best.0 {
-                best = (ms, path, width, evict_first);
+        let width = self.plan.width;
+        let mut choices: Vec<Choice> = Vec::new();
+        for w in WIDTHS {
+            for r in ROWS_PER_GROUP {
+                choices.extend([(CsrPath::Vector, w, r, false), (CsrPath::Vector, w, r, true)]);
+            }
+            if self.gaps16.is_some() {
+                choices.push((CsrPath::Gaps16, w, 1, false));
             }
         }
-        (self.plan.path, self.plan.width, self.plan.evict_first) = (best.1, best.2, best.3);
+        choices.push((CsrPath::Merge, width, 1, false));
+        if self.hot.is_some() {
+            choices.push((CsrPath::MergeHot, width, 1, false));
+        }
+        let mut best = (f64::INFINITY, self.plan.choice());
+        for choice in choices {
+            self.plan.set_choice(choice);
+            let ms = gpu
+                .time(1, 5, || spmv(gpu, self, CsrKernel::Adaptive, BlockWarps::DEFAULT, &x, &mut y))?
+                .median_ms();
+            if ms < best.0 {
+                best = (ms, choice);
+            }
+        }
+        self.plan.set_choice(best.1);
         // The hot columns' copy of the matrix costs as much memory as the matrix: kept only
         // where it is the choice.
         if self.plan.path != CsrPath::MergeHot {
@@ -389,7 +426,7 @@ pub fn spmv<T: Scalar>(
                     .shared(abi::spmv::nnz_atomic_shared_bytes(threads, size_of::<T>()));
                 kernels::nnz_atomic(gpu, launch, rows, nnz, row_ptr, col_idx, values, x, y)
             }
-            CsrKernel::Vector(width) => launch_vector(gpu, a, width, false, u32::MAX, x, y),
+            CsrKernel::Vector(width) => launch_vector(gpu, a, (width, 1, false), u32::MAX, x, y),
             CsrKernel::Merge => launch_merge(gpu, a, (col_idx, values), x, None, y),
             CsrKernel::Gaps16 => launch_gaps16(gpu, a, x, y),
             CsrKernel::MergeHot => launch_merge_hot(gpu, a, x, y),
@@ -410,7 +447,8 @@ fn launch_adaptive_vector<T: Scalar>(
     x: &CudaSlice<T>,
     y: &mut CudaSlice<T>,
 ) -> Result<()> {
-    launch_vector(gpu, a, a.plan.width, a.plan.evict_first, a.plan.long_row, x, y)?;
+    let plan = &a.plan;
+    launch_vector(gpu, a, (plan.width, plan.rows_per_group, plan.evict_first), plan.long_row, x, y)?;
     let Some((chunk_rows, chunk_starts)) = &a.long_chunks else { return Ok(()) };
     let chunks = to_u32(a.plan.chunk_rows.len(), "long-row chunks")?;
     let launch = Launch::warp_per_item(chunks as usize, 4);
@@ -647,18 +685,18 @@ pub fn merge_partition(row_ptr: &[u32], tile: u32) -> Vec<u32> {
         .collect()
 }
 
-/// The vector kernel at `width` lanes per row, the entries read first out of L2 where
-/// `evict_first`; rows longer than `long_row` are left to the long-row kernel.
+/// The vector kernel at `width` lanes per row and `rows_per_group`, the entries read first
+/// out of L2 where `evict_first`; rows longer than `long_row` are left to the long-row kernel.
 fn launch_vector<T: Scalar>(
     gpu: &Gpu,
     a: &DeviceCsr<T>,
-    width: u32,
-    evict_first: bool,
+    (width, rows_per_group, evict_first): (u32, u32, bool),
     long_row: u32,
     x: &CudaSlice<T>,
     y: &mut CudaSlice<T>,
 ) -> Result<()> {
-    let launch = Launch::linear(a.rows.saturating_mul(width as usize), VECTOR_BLOCK);
+    let rows_per_warp = (32 / width * rows_per_group) as usize;
+    let launch = Launch::linear(a.rows.div_ceil(rows_per_warp).saturating_mul(32), VECTOR_BLOCK);
     let (rows, evict_first) = (a.rows as u32, evict_first as u32);
     // SAFETY: as in `spmv`.
     unsafe {
@@ -666,6 +704,7 @@ fn launch_vector<T: Scalar>(
             gpu,
             launch,
             width,
+            rows_per_group,
             evict_first,
             rows,
             &a.row_ptr,

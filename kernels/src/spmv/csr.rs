@@ -197,12 +197,15 @@ pub unsafe fn warp_ldg<T: Float>(
 /// Kernel 6: The fast kernel: a group of `W` lanes per row (W a power of two, 2..=32, picked by the
 /// host from the mean row length), two independent loads in flight per lane, all reads
 /// through the read-only path; with `EVICT_FIRST` = 1 the entries are read first out of L2
-/// ([`load_entry`]), which the host's timing at upload picks where it is faster. Rows longer
-/// than `long_row` get a zero here and their sum from [`long_row_chunks`]. Launch: `W`
-/// threads per row, block a multiple of 32.
-#[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, EVICT_FIRST = 0 | 1, T = f32 | f64)]
+/// ([`load_entry`]), which the host's timing at upload picks where it is faster. Each group
+/// takes `R` rows (1, 2 or 4) and loads the first `2 W` entries of all of them before it adds
+/// any: on short rows a lane then has `R` times the loads in flight, which is what keeps the
+/// memory busy there. The warp's rows are `32 R / W` consecutive ones, the groups side by side
+/// within each of its `R` turns. Rows longer than `long_row` get a zero here and their sum from
+/// [`long_row_chunks`]. Launch: `32` threads per `32 R / W` rows, block a multiple of 32.
+#[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, R = 1 | 2 | 4, EVICT_FIRST = 0 | 1, T = f32 | f64)]
 #[inline(always)]
-pub unsafe fn vector<T: Float, const W: u32, const EVICT_FIRST: u32>(
+pub unsafe fn vector<T: Float, const W: u32, const R: u32, const EVICT_FIRST: u32>(
     rows: u32,
     row_ptr: *const u32,
     col_idx: *const u32,
@@ -211,20 +214,81 @@ pub unsafe fn vector<T: Float, const W: u32, const EVICT_FIRST: u32>(
     y: *mut T,
     long_row: u32,
 ) {
-    let row = index_1d() / W;
+    let groups = WARP_SIZE / W;
+    let first_row = (index_1d() / WARP_SIZE) * groups * R + lane_id() / W;
     let lane = lane_id() % W;
-    // Out-of-range groups still take part in the shuffles, with an empty row.
-    let (start, end) = if row < rows {
-        // SAFETY: row < rows.
-        unsafe { (load_nc(row_ptr.add(row as usize)), load_nc(row_ptr.add(row as usize + 1))) }
-    } else {
-        (0, 0)
-    };
-    let is_long = end - start > long_row;
-    let end = if is_long { start } else { end };
-    let (mut sum0, mut sum1) = (T::ZERO, T::ZERO);
-    let mut j = start + lane;
-    // SAFETY: every j read is < end <= nnz; columns < cols; inputs are read-only here.
+    let row = |k: usize| first_row + k as u32 * groups;
+    const { assert!(R as usize <= MAX_ROWS_PER_GROUP) };
+    let (mut j, mut end) = ([0u32; MAX_ROWS_PER_GROUP], [0u32; MAX_ROWS_PER_GROUP]);
+    for k in 0..R as usize {
+        // Out-of-range rows are empty; their groups still take part in the shuffles.
+        if row(k) < rows {
+            // SAFETY: row < rows.
+            let (start, stop) =
+                unsafe { (load_nc(row_ptr.add(row(k) as usize)), load_nc(row_ptr.add(row(k) as usize + 1))) };
+            let is_long = stop - start > long_row;
+            (j[k], end[k]) = (start + lane, if is_long { start } else { stop });
+        }
+    }
+    // SAFETY (the loads below): every entry read is < end <= nnz; columns < cols; inputs are
+    // read-only here.
+    if R == 1 {
+        // One row: its loop has two loads in flight.
+        let [sum0, sum1] =
+            unsafe { add_entries::<T, W, EVICT_FIRST>(j[0], end[0], col_idx, values, x, [T::ZERO; 2]) };
+        // SAFETY: y holds `rows` values. A long row's sum (zero here) is added by
+        // `long_row_chunks`.
+        unsafe { store_group_sum::<T, W>(sum0 + sum1, row(0), rows, y) };
+        return;
+    }
+    // Several rows: the first two steps of every row are loaded before any product.
+    let (mut c, mut v) = ([[0u32; 2]; MAX_ROWS_PER_GROUP], [[T::ZERO; 2]; MAX_ROWS_PER_GROUP]);
+    for k in 0..R as usize {
+        for step in 0..2 {
+            let at = j[k] + step as u32 * W;
+            if at < end[k] {
+                unsafe {
+                    c[k][step] = load_entry::<_, EVICT_FIRST>(col_idx.add(at as usize));
+                    v[k][step] = load_entry::<_, EVICT_FIRST>(values.add(at as usize));
+                }
+            }
+        }
+    }
+    let (mut sum0, mut sum1) = ([T::ZERO; MAX_ROWS_PER_GROUP], [T::ZERO; MAX_ROWS_PER_GROUP]);
+    for k in 0..R as usize {
+        if j[k] < end[k] {
+            unsafe { sum0[k] = v[k][0] * load_nc(x.add(c[k][0] as usize)) };
+        }
+        if j[k] + W < end[k] {
+            unsafe { sum1[k] = v[k][1] * load_nc(x.add(c[k][1] as usize)) };
+        }
+    }
+    for k in 0..R as usize {
+        let from = j[k] + 2 * W;
+        [sum0[k], sum1[k]] =
+            unsafe { add_entries::<T, W, EVICT_FIRST>(from, end[k], col_idx, values, x, [sum0[k], sum1[k]]) };
+    }
+    for k in 0..R as usize {
+        // SAFETY: as above.
+        unsafe { store_group_sum::<T, W>(sum0[k] + sum1[k], row(k), rows, y) };
+    }
+}
+
+/// Adds the products of a row's entries `j`, `j + W`, .. below `end` to `sums`, two loads in
+/// flight (entries `j + 2 i W` to the first sum, `j + (2 i + 1) W` to the second).
+///
+/// # Safety
+/// Entries below `end` are within the matrix; their columns within x.
+#[inline(always)]
+unsafe fn add_entries<T: Float, const W: u32, const EVICT_FIRST: u32>(
+    mut j: u32,
+    end: u32,
+    col_idx: *const u32,
+    values: *const T,
+    x: *const T,
+    [mut sum0, mut sum1]: [T; 2],
+) -> [T; 2] {
+    // SAFETY: the caller's bounds.
     unsafe {
         while j + W < end {
             let (c0, c1) = (
@@ -245,9 +309,11 @@ pub unsafe fn vector<T: Float, const W: u32, const EVICT_FIRST: u32>(
                 .mul_add(load_nc(x.add(c0 as usize)), sum0);
         }
     }
-    // SAFETY: y holds `rows` values. A long row's sum (zero here) is added by `long_row_chunks`.
-    unsafe { store_group_sum::<T, W>(sum0 + sum1, row, rows, y) };
+    [sum0, sum1]
 }
+
+/// The most rows a group of [`vector`] takes.
+const MAX_ROWS_PER_GROUP: usize = 4;
 
 /// A matrix entry of [`vector`]: through the read-only path, and with `EVICT_FIRST` = 1 first
 /// out of L2 when room is needed, so that the entries streaming past leave x's lines there (a
