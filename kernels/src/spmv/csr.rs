@@ -198,11 +198,12 @@ pub unsafe fn warp_ldg<T: Float>(
 /// host from the mean row length), two independent loads in flight per lane, all reads
 /// through the read-only path; with `EVICT_FIRST` = 1 the entries are read first out of L2
 /// ([`load_entry`]), which the host's timing at upload picks where it is faster. Each group
-/// takes `R` rows (1, 2 or 4) and loads the first `2 W` entries of all of them before it adds
-/// any: on short rows a lane then has `R` times the loads in flight, which is what keeps the
-/// memory busy there. The warp's rows are `32 R / W` consecutive ones, the groups side by side
-/// within each of its `R` turns. Rows longer than `long_row` get a zero here and their sum from
-/// [`long_row_chunks`]. Launch: `32` threads per `32 R / W` rows, block a multiple of 32.
+/// takes `R` rows (1, 2 or 4); with more than one it loads the first `2 W` entries of all of
+/// them before it adds any: on short rows a lane then has `R` times the loads in flight, which
+/// is what keeps the memory busy there. The warp's rows are `32 R / W` consecutive ones, the
+/// groups side by side within each of its `R` turns. Rows longer than `long_row` get a zero
+/// here and their sum from [`long_row_chunks`]. Launch: `32` threads per `32 R / W` rows,
+/// block a multiple of 32.
 #[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, R = 1 | 2 | 4, EVICT_FIRST = 0 | 1, T = f32 | f64)]
 #[inline(always)]
 pub unsafe fn vector<T: Float, const W: u32, const R: u32, const EVICT_FIRST: u32>(
