@@ -696,7 +696,7 @@ fn launch_vector<T: Scalar>(
     y: &mut CudaSlice<T>,
 ) -> Result<()> {
     let rows_per_warp = (32 / width * rows_per_group) as usize;
-    let launch = Launch::linear(a.rows.div_ceil(rows_per_warp).saturating_mul(32), VECTOR_BLOCK);
+    let launch = Launch::warp_per_item(a.rows.div_ceil(rows_per_warp), VECTOR_BLOCK / 32);
     let (rows, evict_first) = (a.rows as u32, evict_first as u32);
     // SAFETY: as in `spmv`.
     unsafe {
