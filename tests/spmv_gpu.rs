@@ -6,7 +6,7 @@ mod common;
 use common::{gpu, random_vec, real_matrices};
 use rgla::sparse::{Bsr, Csr, Hll, HllLayout, generate};
 use rgla::spmv::bsr::{BsrKernel, DeviceBsr};
-use rgla::spmv::csr::{CsrKernel, CsrPath, DeviceCsr, ROWS_PER_GROUP, WIDTHS};
+use rgla::spmv::csr::{CsrKernel, CsrPath, DeviceCsr, GAPS16_ROWS_PER_GROUP, ROWS_PER_GROUP, WIDTHS};
 use rgla::spmv::hll::{DeviceHll, HllKernel};
 use rgla::spmv::{BlockWarps, bsr, cpu, csr, hll};
 use rgla::verify::compare;
@@ -112,6 +112,20 @@ fn csr_kernels<T: Scalar>() {
                         csr::spmv(&gpu, &da, CsrKernel::Adaptive, BlockWarps::DEFAULT, x, y)
                     });
                 }
+            }
+        }
+        // And every shape of the 16-bit gaps, where they fit.
+        if !da.has_gaps16() {
+            continue;
+        }
+        da.plan.path = CsrPath::Gaps16;
+        for width in WIDTHS {
+            for rows_per_group in GAPS16_ROWS_PER_GROUP {
+                (da.plan.width, da.plan.rows_per_group) = (width, rows_per_group);
+                let what = format!("csr-adaptive gaps16 {width} rows{rows_per_group} {} on {name}", T::NAME);
+                check(&gpu, &what, &a, &x, &expect, |x, y| {
+                    csr::spmv(&gpu, &da, CsrKernel::Adaptive, BlockWarps::DEFAULT, x, y)
+                });
             }
         }
     }

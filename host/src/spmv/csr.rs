@@ -64,9 +64,9 @@ struct HotColumns<T> {
 }
 
 /// The adaptive kernel's choices for one matrix, made once when it is uploaded (as cuSPARSE's
-/// analysis step does): the [`CsrPath`] and `width` lanes per row; on the vector path, the
-/// rows each group takes (`rows_per_group`), whether the entries are read first out of L2
-/// (`evict_first`), and rows longer than `long_row` cut into chunks of `LONG_ROW_CHUNK`
+/// analysis step does): the [`CsrPath`] and `width` lanes per row; on the vector and gaps
+/// paths, the rows each group takes (`rows_per_group`); on the vector path, whether the
+/// entries are read first out of L2 (`evict_first`), and rows longer than `long_row` cut into chunks of `LONG_ROW_CHUNK`
 /// nonzeros, a warp each. The fastest choice on this matrix where it is large enough to time;
 /// else a first guess from the row statistics.
 #[derive(Clone, Debug, PartialEq)]
@@ -83,7 +83,7 @@ pub struct CsrPlan {
 }
 
 /// The choice as the bench and CLI name it: path and width, then `-rows2`/`-rows4` and
-/// `-evict-first` where the vector path takes them (e.g. `vector2-rows4-evict-first`).
+/// `-evict-first` where the path takes them (e.g. `vector2-rows4-evict-first`, `gaps162-rows2`).
 impl std::fmt::Display for CsrPlan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}{}", format!("{:?}", self.path).to_lowercase(), self.width)?;
@@ -121,6 +121,13 @@ pub const WIDTHS: [u32; 5] = kernels::vector::W;
 
 /// The rows per group the vector kernel is built for.
 pub const ROWS_PER_GROUP: [u32; 3] = kernels::vector::R;
+
+/// The rows per group the 16-bit gaps kernel is built for (four rows took it past 64
+/// registers and were slower everywhere: PERF.md).
+pub const GAPS16_ROWS_PER_GROUP: [u32; 2] = kernels::gaps16::R;
+
+/// The choices [`DeviceCsr::tune`] times again, with more runs.
+const FINALISTS: usize = 3;
 
 /// What [`DeviceCsr::tune`] times: (path, width, rows per group, evict first).
 type Choice = (CsrPath, u32, u32, bool);
@@ -166,10 +173,6 @@ impl CsrPlan {
             chunk_rows,
             chunk_starts,
         }
-    }
-
-    fn choice(&self) -> Choice {
-        (self.path, self.width, self.rows_per_group, self.evict_first)
     }
 
     fn set_choice(&mut self, choice: Choice) {
@@ -251,9 +254,10 @@ impl<T: Scalar> DeviceCsr<T> {
     }
 
     /// Times the adaptive kernel's choices on this matrix (vector kernels of each width, rows
-    /// per group and load policy; merge-path tiles; the 16-bit gaps at each width; x of ones,
-    /// five runs each, median) and keeps the fastest. Small matrices keep the first guess:
-    /// timing them measures launch overhead, not the choice.
+    /// per group and load policy; merge-path tiles; the 16-bit gaps at each width and rows per
+    /// group; x of ones, median of five runs each, then of [`FINALISTS`] fastest again over 25
+    /// runs) and keeps the fastest. Small matrices keep the first guess: timing them measures
+    /// launch overhead, not the choice.
     fn tune(&mut self, gpu: &Gpu) -> Result<()> {
         if self.nnz < 1 << 20 {
             return Ok(());
@@ -267,24 +271,28 @@ impl<T: Scalar> DeviceCsr<T> {
                 choices.extend([(CsrPath::Vector, w, r, false), (CsrPath::Vector, w, r, true)]);
             }
             if self.gaps16.is_some() {
-                choices.push((CsrPath::Gaps16, w, 1, false));
+                choices.extend(GAPS16_ROWS_PER_GROUP.map(|r| (CsrPath::Gaps16, w, r, false)));
             }
         }
         choices.push((CsrPath::Merge, width, 1, false));
         if self.hot.is_some() {
             choices.push((CsrPath::MergeHot, width, 1, false));
         }
-        let mut best = (f64::INFINITY, self.plan.choice());
-        for choice in choices {
+        let mut time = |device: &mut Self, choice: Choice, runs: usize| -> Result<(f64, Choice)> {
+            device.plan.set_choice(choice);
+            let timing = gpu
+                .time(1, runs, || spmv(gpu, device, CsrKernel::Adaptive, BlockWarps::DEFAULT, &x, &mut y))?;
+            Ok((timing.median_ms(), choice))
+        };
+        let mut timed =
+            choices.into_iter().map(|choice| time(self, choice, 5)).collect::<Result<Vec<_>>>()?;
+        // The fastest few again, with more runs: five can misorder choices a few percent apart.
+        timed.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let finalists = timed.iter().take(FINALISTS).map(|&(_, choice)| time(self, choice, 25));
+        let best = finalists.collect::<Result<Vec<_>>>()?.into_iter().min_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((_, choice)) = best {
             self.plan.set_choice(choice);
-            let ms = gpu
-                .time(1, 5, || spmv(gpu, self, CsrKernel::Adaptive, BlockWarps::DEFAULT, &x, &mut y))?
-                .median_ms();
-            if ms < best.0 {
-                best = (ms, choice);
-            }
         }
-        self.plan.set_choice(best.1);
         // The hot columns' copy of the matrix costs as much memory as the matrix: kept only
         // where it is the choice.
         if self.plan.path != CsrPath::MergeHot {
@@ -330,9 +338,10 @@ pub enum CsrKernel {
     /// Merge-path tiles: every warp the same number of row ends and nonzeros (Merrill and
     /// Garland), whatever the row lengths.
     Merge,
-    /// The vector kernel at the plan's width over 16-bit column gaps (where they fit). Long
-    /// rows are not cut into chunks: a row of thousands is walked by one group of lanes (the
-    /// adaptive kernel only takes this path where the upload's timing chose it).
+    /// The vector kernel at the plan's width over 16-bit column gaps (where they fit), with the
+    /// plan's rows per group where the upload chose this path. Long rows are not cut into
+    /// chunks: a row of thousands is walked by one group of lanes (the adaptive kernel only
+    /// takes this path where the upload's timing chose it).
     Gaps16,
     /// Merge-path tiles, the x values of the most popular columns gathered side by side first
     /// (where a few columns hold many of the nonzeros).
@@ -535,7 +544,8 @@ fn launch_merge_hot<T: Scalar>(
     launch_merge(gpu, a, (&hot.col_idx, &hot.values), x, Some(&hot_x), y)
 }
 
-/// The vector kernel over the 16-bit column gaps, at the plan's width.
+/// The vector kernel over the 16-bit column gaps, at the plan's width, and its rows per group
+/// where the plan chose this path (else one).
 fn launch_gaps16<T: Scalar>(
     gpu: &Gpu,
     a: &DeviceCsr<T>,
@@ -548,9 +558,25 @@ fn launch_gaps16<T: Scalar>(
         ));
     };
     let width = a.plan.width;
-    let launch = Launch::linear(a.rows.saturating_mul(width as usize), VECTOR_BLOCK);
+    let rows_per_group = if a.plan.path == CsrPath::Gaps16 { a.plan.rows_per_group } else { 1 };
+    let launch =
+        Launch::warp_per_item(a.rows.div_ceil((32 / width * rows_per_group) as usize), VECTOR_BLOCK / 32);
     // SAFETY: the gaps were built from this matrix's rows; x and y have the checked lengths.
-    unsafe { kernels::gaps16(gpu, launch, width, a.rows as u32, &a.row_ptr, row_base, gaps, &a.values, x, y) }
+    unsafe {
+        kernels::gaps16(
+            gpu,
+            launch,
+            width,
+            rows_per_group,
+            a.rows as u32,
+            &a.row_ptr,
+            row_base,
+            gaps,
+            &a.values,
+            x,
+            y,
+        )
+    }
 }
 
 /// Rows per chunk of the analysis' passes over the entries, chunks in parallel.

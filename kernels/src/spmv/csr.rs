@@ -347,10 +347,12 @@ unsafe fn store_group_sum<T: Float, const W: u32>(sum: T, row: u32, rows: u32, y
 /// (`row_base`) and the gaps between its consecutive columns (`gaps`, 16 bits each, the first
 /// 0), so 2 bytes per nonzero instead of 4. A group of `W` lanes per row takes the row `W`
 /// entries at a time and rebuilds their columns by a prefix sum of the gaps across the group.
-/// The host builds the copy only where every gap fits. Launch: as [`vector`].
-#[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, T = f32 | f64)]
+/// Each group takes `R` rows (1 or 2) in the same steps, as [`vector`] does: a lane then has
+/// `R` times the loads in flight, on short rows and long. The host builds the copy only
+/// where every gap fits. Launch: as [`vector`].
+#[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, R = 1 | 2, T = f32 | f64)]
 #[inline(always)]
-pub unsafe fn gaps16<T: Float, const W: u32>(
+pub unsafe fn gaps16<T: Float, const W: u32, const R: u32>(
     rows: u32,
     row_ptr: *const u32,
     row_base: *const u32,
@@ -359,48 +361,71 @@ pub unsafe fn gaps16<T: Float, const W: u32>(
     x: *const T,
     y: *mut T,
 ) {
-    let row = index_1d() / W;
+    let groups = WARP_SIZE / W;
+    let first_row = (index_1d() / WARP_SIZE) * groups * R + lane_id() / W;
+    let row = |k: usize| first_row + k as u32 * groups;
     let lane = lane_id() % W;
     let last_lane_of_group = lane_id() - lane + W - 1;
-    // SAFETY: row < rows.
-    let (start, end, base) = if row < rows {
-        unsafe {
-            (
-                load_nc(row_ptr.add(row as usize)),
-                load_nc(row_ptr.add(row as usize + 1)),
-                load_nc(row_base.add(row as usize)),
-            )
+    const { assert!(R as usize <= MAX_ROWS_PER_GROUP) };
+    // Each row's entries and the column of its last entry so far (out-of-range rows are empty).
+    let (mut start, mut end, mut column) =
+        ([0u32; MAX_ROWS_PER_GROUP], [0u32; MAX_ROWS_PER_GROUP], [0u32; MAX_ROWS_PER_GROUP]);
+    let mut longest = 0;
+    for k in 0..R as usize {
+        if row(k) < rows {
+            // SAFETY: row < rows.
+            unsafe {
+                start[k] = load_nc(row_ptr.add(row(k) as usize));
+                end[k] = load_nc(row_ptr.add(row(k) as usize + 1));
+                column[k] = load_nc(row_base.add(row(k) as usize));
+            }
         }
-    } else {
-        (0, 0, 0)
-    };
+        longest = longest.max(end[k] - start[k]);
+    }
     // Every lane runs the warp's longest row's steps (the scans' shuffles need all of them),
-    // 2 W entries a step: two loads of x in flight per lane, as in `vector`.
-    let steps = warp::reduce_max((end - start).div_ceil(2 * W));
+    // 2 W entries of each row a step: two loads of x in flight per lane and row.
+    let steps = warp::reduce_max(longest.div_ceil(2 * W));
     // The columns of a group's W entries: the column before them plus the prefix sums of
     // their gaps across the group.
     let columns = |before: u32, gap: u32| before + warp::inclusive_sum_groups(gap, W);
     // SAFETY (loads): every j read is < end <= nnz; rebuilt columns are the row's, < cols.
-    let gap = |j: u32| if j < end { u32::from(unsafe { load_nc(gaps.add(j as usize)) }) } else { 0 };
-    let value = |j: u32| if j < end { unsafe { load_nc(values.add(j as usize)) } } else { T::ZERO };
-    let mut column = base; // the column of the row's last entry so far
-    let (mut sum0, mut sum1) = (T::ZERO, T::ZERO);
-    for step in 0..steps {
-        let j0 = start + step * 2 * W + lane;
-        let j1 = j0 + W;
-        let (g0, g1, v0, v1) = (gap(j0), gap(j1), value(j0), value(j1));
-        let c0 = columns(column, g0);
-        let c1 = columns(warp::shuffle_idx(c0, last_lane_of_group), g1);
-        column = warp::shuffle_idx(c1, last_lane_of_group);
-        if j0 < end {
-            sum0 = v0.mul_add(unsafe { load_nc(x.add(c0 as usize)) }, sum0);
+    let gap = |j: u32, end: u32| if j < end { u32::from(unsafe { load_nc(gaps.add(j as usize)) }) } else { 0 };
+    let value = |j: u32, end: u32| if j < end { unsafe { load_nc(values.add(j as usize)) } } else { T::ZERO };
+    // Every row's gaps and values of a step.
+    let load_step = |step: u32| {
+        let (mut g, mut v) = ([[0u32; 2]; MAX_ROWS_PER_GROUP], [[T::ZERO; 2]; MAX_ROWS_PER_GROUP]);
+        for k in 0..R as usize {
+            let j0 = start[k] + step * 2 * W + lane;
+            (g[k], v[k]) = ([gap(j0, end[k]), gap(j0 + W, end[k])], [value(j0, end[k]), value(j0 + W, end[k])]);
         }
-        if j1 < end {
-            sum1 = v1.mul_add(unsafe { load_nc(x.add(c1 as usize)) }, sum1);
+        (g, v)
+    };
+    let (mut sum0, mut sum1) = ([T::ZERO; MAX_ROWS_PER_GROUP], [T::ZERO; MAX_ROWS_PER_GROUP]);
+    let mut ahead = load_step(0);
+    for step in 0..steps {
+        // With one row, the next step's loads go out before this step's products; two rows
+        // have as many in flight already, and the registers it would take cost more.
+        let (g, v) = if R == 1 { core::mem::replace(&mut ahead, load_step(step + 1)) } else { load_step(step) };
+        let mut c = [[0u32; 2]; MAX_ROWS_PER_GROUP];
+        for k in 0..R as usize {
+            c[k][0] = columns(column[k], g[k][0]);
+            c[k][1] = columns(warp::shuffle_idx(c[k][0], last_lane_of_group), g[k][1]);
+            column[k] = warp::shuffle_idx(c[k][1], last_lane_of_group);
+        }
+        for k in 0..R as usize {
+            let j0 = start[k] + step * 2 * W + lane;
+            if j0 < end[k] {
+                sum0[k] = v[k][0].mul_add(unsafe { load_nc(x.add(c[k][0] as usize)) }, sum0[k]);
+            }
+            if j0 + W < end[k] {
+                sum1[k] = v[k][1].mul_add(unsafe { load_nc(x.add(c[k][1] as usize)) }, sum1[k]);
+            }
         }
     }
-    // SAFETY: y holds `rows` values.
-    unsafe { store_group_sum::<T, W>(sum0 + sum1, row, rows, y) };
+    for k in 0..R as usize {
+        // SAFETY: y holds `rows` values.
+        unsafe { store_group_sum::<T, W>(sum0[k] + sum1[k], row(k), rows, y) };
+    }
 }
 
 /// The long rows [`vector`] zeroed, cut into chunks of at most `chunk` nonzeros so that even a
