@@ -389,14 +389,16 @@ pub unsafe fn gaps16<T: Float, const W: u32, const R: u32>(
     // their gaps across the group.
     let columns = |before: u32, gap: u32| before + warp::inclusive_sum_groups(gap, W);
     // SAFETY (loads): every j read is < end <= nnz; rebuilt columns are the row's, < cols.
-    let gap = |j: u32, end: u32| if j < end { u32::from(unsafe { load_nc(gaps.add(j as usize)) }) } else { 0 };
+    let gap =
+        |j: u32, end: u32| if j < end { u32::from(unsafe { load_nc(gaps.add(j as usize)) }) } else { 0 };
     let value = |j: u32, end: u32| if j < end { unsafe { load_nc(values.add(j as usize)) } } else { T::ZERO };
     // Every row's gaps and values of a step.
     let load_step = |step: u32| {
         let (mut g, mut v) = ([[0u32; 2]; MAX_ROWS_PER_GROUP], [[T::ZERO; 2]; MAX_ROWS_PER_GROUP]);
         for k in 0..R as usize {
             let j0 = start[k] + step * 2 * W + lane;
-            (g[k], v[k]) = ([gap(j0, end[k]), gap(j0 + W, end[k])], [value(j0, end[k]), value(j0 + W, end[k])]);
+            (g[k], v[k]) =
+                ([gap(j0, end[k]), gap(j0 + W, end[k])], [value(j0, end[k]), value(j0 + W, end[k])]);
         }
         (g, v)
     };
@@ -405,7 +407,8 @@ pub unsafe fn gaps16<T: Float, const W: u32, const R: u32>(
     for step in 0..steps {
         // With one row, the next step's loads go out before this step's products; two rows
         // have as many in flight already, and the registers it would take cost more.
-        let (g, v) = if R == 1 { core::mem::replace(&mut ahead, load_step(step + 1)) } else { load_step(step) };
+        let (g, v) =
+            if R == 1 { core::mem::replace(&mut ahead, load_step(step + 1)) } else { load_step(step) };
         let mut c = [[0u32; 2]; MAX_ROWS_PER_GROUP];
         for k in 0..R as usize {
             c[k][0] = columns(column[k], g[k][0]);
