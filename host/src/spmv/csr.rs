@@ -66,9 +66,9 @@ struct HotColumns<T> {
 /// The adaptive kernel's choices for one matrix, made once when it is uploaded (as cuSPARSE's
 /// analysis step does): the [`CsrPath`] and `width` lanes per row; on the vector and gaps
 /// paths, the rows each group takes (`rows_per_group`); on the vector path, whether the
-/// entries are read first out of L2 (`evict_first`), and rows longer than `long_row` cut into chunks of `LONG_ROW_CHUNK`
-/// nonzeros, a warp each. The fastest choice on this matrix where it is large enough to time;
-/// else a first guess from the row statistics.
+/// entries are read first out of L2 (`evict_first`), and rows longer than `long_row` cut into
+/// chunks of `LONG_ROW_CHUNK` nonzeros, a warp each. The fastest choice on this matrix where it
+/// is large enough to time; else a first guess from the row statistics.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CsrPlan {
     pub path: CsrPath,
