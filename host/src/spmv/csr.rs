@@ -559,8 +559,7 @@ fn launch_gaps16<T: Scalar>(
     };
     let width = a.plan.width;
     let rows_per_group = if a.plan.path == CsrPath::Gaps16 { a.plan.rows_per_group } else { 1 };
-    let launch =
-        Launch::warp_per_item(a.rows.div_ceil((32 / width * rows_per_group) as usize), VECTOR_BLOCK / 32);
+    let launch = group_launch(a.rows, width, rows_per_group);
     // SAFETY: the gaps were built from this matrix's rows; x and y have the checked lengths.
     unsafe {
         kernels::gaps16(
@@ -711,6 +710,11 @@ pub fn merge_partition(row_ptr: &[u32], tile: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The launch of the vector and gaps kernels: a warp per `32 rows_per_group / width` rows.
+fn group_launch(rows: usize, width: u32, rows_per_group: u32) -> Launch {
+    Launch::warp_per_item(rows.div_ceil((32 / width * rows_per_group) as usize), VECTOR_BLOCK / 32)
+}
+
 /// The vector kernel at `width` lanes per row and `rows_per_group`, the entries read first
 /// out of L2 where `evict_first`; rows longer than `long_row` are left to the long-row kernel.
 fn launch_vector<T: Scalar>(
@@ -721,8 +725,7 @@ fn launch_vector<T: Scalar>(
     x: &CudaSlice<T>,
     y: &mut CudaSlice<T>,
 ) -> Result<()> {
-    let rows_per_warp = (32 / width * rows_per_group) as usize;
-    let launch = Launch::warp_per_item(a.rows.div_ceil(rows_per_warp), VECTOR_BLOCK / 32);
+    let launch = group_launch(a.rows, width, rows_per_group);
     let (rows, evict_first) = (a.rows as u32, evict_first as u32);
     // SAFETY: as in `spmv`.
     unsafe {

@@ -215,11 +215,8 @@ pub unsafe fn vector<T: Float, const W: u32, const R: u32, const EVICT_FIRST: u3
     y: *mut T,
     long_row: u32,
 ) {
-    let groups = WARP_SIZE / W;
-    let first_row = (index_1d() / WARP_SIZE) * groups * R + lane_id() / W;
     let lane = lane_id() % W;
-    let row = |k: usize| first_row + k as u32 * groups;
-    const { assert!(R as usize <= MAX_ROWS_PER_GROUP) };
+    let row = |k: usize| group_row::<W, R>(k);
     let (mut j, mut end) = ([0u32; MAX_ROWS_PER_GROUP], [0u32; MAX_ROWS_PER_GROUP]);
     for k in 0..R as usize {
         // Out-of-range rows are empty; their groups still take part in the shuffles.
@@ -313,8 +310,18 @@ unsafe fn add_entries<T: Float, const W: u32, const EVICT_FIRST: u32>(
     [sum0, sum1]
 }
 
-/// The most rows a group of [`vector`] takes.
+/// The most rows a group of [`vector`] or [`gaps16`] takes.
 const MAX_ROWS_PER_GROUP: usize = 4;
+
+/// Row `k` (below `R`) of this lane's group, where groups of `W` lanes take `R` rows each: a
+/// warp's `32 R / W` rows are consecutive, its groups side by side within each of `R` turns,
+/// so that each turn's loads stay coalesced.
+#[inline(always)]
+fn group_row<const W: u32, const R: u32>(k: usize) -> u32 {
+    const { assert!(R as usize <= MAX_ROWS_PER_GROUP) };
+    let groups = WARP_SIZE / W;
+    (index_1d() / WARP_SIZE) * groups * R + lane_id() / W + k as u32 * groups
+}
 
 /// A matrix entry of [`vector`]: through the read-only path, and with `EVICT_FIRST` = 1 first
 /// out of L2 when room is needed, so that the entries streaming past leave x's lines there (a
@@ -361,12 +368,9 @@ pub unsafe fn gaps16<T: Float, const W: u32, const R: u32>(
     x: *const T,
     y: *mut T,
 ) {
-    let groups = WARP_SIZE / W;
-    let first_row = (index_1d() / WARP_SIZE) * groups * R + lane_id() / W;
-    let row = |k: usize| first_row + k as u32 * groups;
+    let row = |k: usize| group_row::<W, R>(k);
     let lane = lane_id() % W;
     let last_lane_of_group = lane_id() - lane + W - 1;
-    const { assert!(R as usize <= MAX_ROWS_PER_GROUP) };
     // Each row's entries and the column of its last entry so far (out-of-range rows are empty).
     let (mut start, mut end, mut column) =
         ([0u32; MAX_ROWS_PER_GROUP], [0u32; MAX_ROWS_PER_GROUP], [0u32; MAX_ROWS_PER_GROUP]);
