@@ -99,6 +99,13 @@ fn exact_order_smoothers<'a, T: Scalar>(
             SyncFreeSmoother::new(gpu, m)
                 .unwrap()
                 .with_signal(Signal::Value)
+                .with_lanes_per_row(gpu, 16)
+                .unwrap(),
+        ),
+        Box::new(
+            SyncFreeSmoother::new(gpu, m)
+                .unwrap()
+                .with_signal(Signal::Value)
                 .with_lanes_per_row(gpu, 4)
                 .unwrap()
                 .with_batches(4, 2),

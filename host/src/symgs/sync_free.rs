@@ -1,11 +1,11 @@
 //! The sync-free smoother: one launch per sweep direction. Blocks take rows from an atomic
-//! ticket, a warp slot each (a row, or on short rows in wide levels 4 rows of 8 lanes; two
-//! slots a warp in wide levels), and wait on the rows they depend on, so a sweep costs the
-//! longest dependency chain instead of a launch per level. A finished row signals through a done flag (release store; waiters poll, then
-//! acquire), as specified, or through its value itself ([`Signal::Value`]: one load per
-//! hand-over, no fence). Waits are bounded: one that lasts [`SyncFreeSmoother::timeout_ns`]
-//! makes the sweep an error, never a hang (see `kernels/src/symgs/sync_free.rs` for why no
-//! valid run can deadlock).
+//! ticket, a warp slot each (a row, or in wide levels 2 rows of 16 lanes, or 4 of 8 lanes on
+//! short rows; two slots a warp in wide levels), and wait on the rows they depend on, so a
+//! sweep costs the longest dependency chain instead of a launch per level. A finished row
+//! signals through a done flag (release store; waiters poll, then acquire), as specified, or
+//! through its value itself ([`Signal::Value`]: one load per hand-over, no fence). Waits are
+//! bounded: one that lasts [`SyncFreeSmoother::timeout_ns`] makes the sweep an error, never a
+//! hang (see `kernels/src/symgs/sync_free.rs` for why no valid run can deadlock).
 //!
 //! The rows are handed out level by level (the order of the level analysis), not in row
 //! order: in row order the rows in flight (a few thousand consecutive ones) hold the stencil's
@@ -62,13 +62,21 @@ const WIDE_BATCH: u32 = 2;
 /// Lanes in a warp.
 const WARP_SIZE: u32 = 32;
 
-/// Lanes per row by default: a warp per row, unless the rows are short (`mean` nonzeros below
-/// 16) and most of them (`wide_fraction`) lie in levels at least as wide as the warps in
-/// flight: then 8 lanes, 4 rows of a level per warp at once. In thin levels the sweep waits on
-/// hand-overs whatever the width, and padding each level to whole warps costs more than the
-/// narrow rows gain (PERF.md has the measurements behind the rule).
+/// Lanes per row by default: a warp per row, unless most rows (`wide_fraction`) lie in levels
+/// at least as wide as the warps in flight and rows are not long (`mean` nonzeros up to 28):
+/// then 8 lanes up to 11 nonzeros (4 rows of a level per warp at once), 16 above (2 rows).
+/// In wide levels the sweep is bound by how many rows are in flight, and a narrower row
+/// takes one or two more rounds of loads; in thin levels it waits on hand-overs whatever the
+/// width, and padding each level to whole warps costs more than narrow rows gain (PERF.md has
+/// the measurements behind the thresholds).
 pub fn default_lanes_per_row(mean: f64, wide_fraction: f64) -> u32 {
-    if mean < 16.0 && wide_fraction >= 0.5 { 8 } else { 32 }
+    if wide_fraction < 0.5 || mean > 28.0 {
+        32
+    } else if mean > 11.0 {
+        16
+    } else {
+        8
+    }
 }
 
 /// The fraction of the rows in levels (`offsets`: where each starts, and the end) of at
@@ -424,5 +432,23 @@ impl<T: Scalar> Smoother<T> for SyncFreeSmoother<'_, T> {
 
     fn sweep(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
         self.run(gpu, Some(r), x)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_lanes_per_row;
+
+    #[test]
+    fn lanes_follow_row_length_in_wide_levels_only() {
+        // Thin levels: a warp per row whatever the length.
+        assert_eq!(default_lanes_per_row(7.0, 0.0), 32);
+        assert_eq!(default_lanes_per_row(27.0, 0.49), 32);
+        // Wide levels: 8 lanes on short rows, 16 up to 28 nonzeros, then a warp.
+        assert_eq!(default_lanes_per_row(7.0, 1.0), 8);
+        assert_eq!(default_lanes_per_row(11.0, 0.9), 8);
+        assert_eq!(default_lanes_per_row(13.0, 0.9), 16);
+        assert_eq!(default_lanes_per_row(27.0, 0.62), 16);
+        assert_eq!(default_lanes_per_row(32.0, 0.9), 32);
     }
 }
