@@ -138,7 +138,7 @@ fn matrix<T: Scalar>(s: &mut Session, name: &str, a: &Csr<T>) {
     let da = s.gpu.as_ref().map(|gpu| DeviceCsr::upload(gpu, a).unwrap());
     let mut notes = format!("rows={} cols={} nnz={}", a.rows(), a.cols(), a.nnz());
     if let Some(da) = &da {
-        notes += &format!(" analysis_ms={:.2} adaptive={}", da.analysis_ms, da.plan);
+        notes += &format!(" analysis_ms={:.2} adaptive={}", da.analysis_ms, da.choice());
     }
     let record = |kernel: &str, kind: &str, time_ms: f64, runs: usize, error: f64, bytes: f64| Record {
         operation: "spmv".into(),

@@ -131,6 +131,72 @@ fn csr_kernels<T: Scalar>() {
     }
 }
 
+/// A shuffled 2-D Laplacian with every seventh row's entries taken out: rows of no entries
+/// whose columns other rows still hold.
+fn with_empty_rows<T: Scalar>() -> Csr<T> {
+    let a: Csr<T> = "shuffle:poisson2d:30".parse::<generate::GenSpec>().unwrap().generate().unwrap();
+    let (mut row_ptr, mut cols, mut values) = (vec![0u32], Vec::new(), Vec::new());
+    for r in 0..a.rows() {
+        if r % 7 != 3 {
+            cols.extend_from_slice(a.row(r).0);
+            values.extend_from_slice(a.row(r).1);
+        }
+        row_ptr.push(cols.len() as u32);
+    }
+    Csr::new(a.rows(), a.cols(), row_ptr, cols, values).unwrap()
+}
+
+/// The adaptive kernel on a matrix renumbered in breadth-first order, wherever the corpus and
+/// a few unordered meshes take it; matrices in an order of their own are left as they are.
+fn csr_renumbered<T: Scalar>() {
+    let gpu = gpu();
+    let shuffled =
+        ["shuffle:poisson3d:17", "shuffle:fem:16", "shuffle:stencil27:20", "shuffle:delaunay:n=4000"];
+    let mut matrices = corpus::<T>();
+    for spec in shuffled {
+        matrices.push((spec.into(), spec.parse::<generate::GenSpec>().unwrap().generate().unwrap()));
+    }
+    matrices.push(("shuffle:poisson2d:30, empty rows".into(), with_empty_rows()));
+    let mut renumbered = Vec::new();
+    for (name, a) in &matrices {
+        let mut da = DeviceCsr::upload(&gpu, a).unwrap();
+        if !da.renumber(&gpu, a).unwrap() {
+            assert!(!da.choice().starts_with("renumbered"), "{name}");
+            continue;
+        }
+        assert!(da.choice().starts_with("renumbered-"), "{name}: {}", da.choice());
+        let x = random_vec::<T>(a.cols(), 7);
+        let what = format!("csr-adaptive renumbered {} on {name}", T::NAME);
+        check(&gpu, &what, a, &x, &reference(a, &x), |x, y| {
+            csr::spmv(&gpu, &da, CsrKernel::Adaptive, BlockWarps::DEFAULT, x, y)
+        });
+        renumbered.push(name.clone());
+    }
+    for name in shuffled.iter().chain(&["shuffle:poisson2d:30, empty rows"]) {
+        assert!(renumbered.iter().any(|r| r == name), "{name} was not renumbered: {renumbered:?}");
+    }
+    for ordered in ["stencil27 9x10x11", "delaunay:n=5000", "road 10000"] {
+        assert!(!renumbered.iter().any(|r| r == ordered), "{ordered} was renumbered");
+    }
+    // The host matrix must be the uploaded one.
+    let (a, other) = (&matrices[matrices.len() - 1].1, &matrices[0].1);
+    let mut da = DeviceCsr::upload(&gpu, a).unwrap();
+    let err = da.renumber(&gpu, other).unwrap_err();
+    assert!(err.to_string().contains("is not this"), "{err}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn csr_renumbered_f32() {
+    csr_renumbered::<f32>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn csr_renumbered_f64() {
+    csr_renumbered::<f64>();
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn csr_kernels_f32() {

@@ -400,7 +400,7 @@ fn spmv_gpu<T: Scalar>(args: &SpmvArgs, a: &Csr<T>, x: &[T]) -> Result<(f64, Vec
         Format::Csr => {
             let da = DeviceCsr::upload(&gpu, a)?;
             if kernel == "csr-adaptive" {
-                println!("csr-adaptive: {} (analysis at upload {:.1} ms)", da.plan, da.analysis_ms);
+                println!("csr-adaptive: {} (analysis at upload {:.1} ms)", da.choice(), da.analysis_ms);
             }
             if let Some(alg) = [("cusparse-alg1", SpmvAlg::CsrAlg1), ("cusparse-alg2", SpmvAlg::CsrAlg2)]
                 .into_iter()

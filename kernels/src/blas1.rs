@@ -65,8 +65,9 @@ pub unsafe fn sum_partials<T: Float>(count: u32, partials: *const T, out: *mut T
     }
 }
 
-/// `out[i] = x[index[i]]` for `i < count`: the x values a part of a distributed SpMV sends, or
-/// those of a graph's hot columns (the merge-path SpMV). Launch: a thread per entry.
+/// `out[i] = x[index[i]]` for `i < count`: the x values a part of a distributed SpMV sends,
+/// those of a graph's hot columns (the merge-path SpMV), or a vector in another numbering (the
+/// renumbered SpMV). Launch: a thread per entry.
 #[gpu::kernel(T = f32 | f64)]
 pub unsafe fn gather<T: Float>(count: u32, index: *const u32, x: *const T, out: *mut T) {
     let i = index_1d();

@@ -223,6 +223,50 @@ impl<T: Scalar> Csr<T> {
         Csr::from_parts_unchecked(self.rows, self.cols, row_ptr, col_indices, values)
     }
 
+    /// The rows in breadth-first order over the pattern (Cuthill-McKee without the degree
+    /// sort): each component from its first row, the first from a row of fewest entries.
+    /// Neighbours then get near numbers, whatever order the matrix came in. For a square
+    /// matrix; the result is `new_to_old`, a permutation of the rows.
+    pub fn breadth_first_order(&self) -> Vec<u32> {
+        let n = self.rows;
+        let mut order = Vec::with_capacity(n);
+        let mut seen = vec![false; n];
+        let first = (0..n).min_by_key(|&r| self.row_len(r)).unwrap_or(0);
+        for start in std::iter::once(first).chain(0..n) {
+            if start >= n || seen[start] {
+                continue;
+            }
+            seen[start] = true;
+            order.push(start as u32);
+            let mut head = order.len() - 1;
+            while head < order.len() {
+                let row = order[head] as usize;
+                head += 1;
+                for &c in self.row(row).0 {
+                    if !std::mem::replace(&mut seen[c as usize], true) {
+                        order.push(c);
+                    }
+                }
+            }
+        }
+        order
+    }
+
+    /// How far the entries lie from the diagonal, on average, as a fraction of the rows
+    /// (0 for a diagonal matrix, about 1/3 for random columns), with the rows and columns
+    /// numbered by `old_to_new` where given.
+    pub fn mean_diagonal_distance(&self, old_to_new: Option<&[u32]>) -> f64 {
+        if self.nnz() == 0 {
+            return 0.0;
+        }
+        let number = |i: usize| old_to_new.map_or(i, |p| p[i] as usize) as f64;
+        let total: f64 = (0..self.rows)
+            .into_par_iter()
+            .map(|r| self.row(r).0.iter().map(|&c| (number(r) - number(c as usize)).abs()).sum::<f64>())
+            .sum();
+        total / self.nnz() as f64 / self.rows.max(1) as f64
+    }
+
     /// The same matrix with values converted to `U` (rounded when narrowing).
     pub fn cast<U: Scalar>(&self) -> Csr<U> {
         let values = self.values.par_iter().map(|&v| U::from_f64(v.into())).collect();
