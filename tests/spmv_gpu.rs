@@ -95,8 +95,8 @@ fn csr_kernels<T: Scalar>() {
                 });
             }
         }
-        // Every shape of the vector path the upload's timing can choose (it times large
-        // matrices only): each width, rows per group and load policy, long rows in chunks.
+        // Every shape of the vector path the upload's timing can choose: each width, rows per
+        // group and load policy, long rows in chunks.
         let mut da = da;
         da.plan.path = CsrPath::Vector;
         for width in WIDTHS {

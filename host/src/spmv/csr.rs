@@ -132,8 +132,8 @@ impl<T: Scalar> Renumbered<T> {
 /// analysis step does): the [`CsrPath`] and `width` lanes per row; on the vector and gaps
 /// paths, the rows each group takes (`rows_per_group`); on the vector path, whether the
 /// entries are read first out of L2 (`evict_first`), and rows longer than `long_row` cut into
-/// chunks of `LONG_ROW_CHUNK` nonzeros, a warp each. The fastest choice on this matrix where it
-/// is large enough to time; else a first guess from the row statistics.
+/// chunks of `LONG_ROW_CHUNK` nonzeros, a warp each. A first guess from the row statistics,
+/// then the fastest choice on this matrix ([`DeviceCsr::upload`] times them).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CsrPlan {
     pub path: CsrPath,
@@ -190,6 +190,10 @@ pub const ROWS_PER_GROUP: [u32; 3] = kernels::vector::R;
 /// The rows per group the 16-bit gaps kernel is built for (four rows took it past 64
 /// registers and were slower everywhere: PERF.md).
 pub const GAPS16_ROWS_PER_GROUP: [u32; 2] = kernels::gaps16::R;
+
+/// Nonzeros from which a matrix is large: its copies for the hot columns and in breadth-first
+/// order are kept only where they are the fastest choice.
+const LARGE_NNZ: usize = 1 << 20;
 
 /// The choices [`DeviceCsr::tune`] times again, with more runs.
 const FINALISTS: usize = 3;
@@ -327,13 +331,15 @@ impl<T: Scalar> DeviceCsr<T> {
     /// Times the adaptive kernel's choices on this matrix (vector kernels of each width, rows
     /// per group and load policy; merge-path tiles; the 16-bit gaps at each width and rows per
     /// group; x of ones, median of five runs each, then of [`FINALISTS`] fastest again over 25
-    /// runs) and keeps the fastest; then, on a matrix with no row order of its own (`a`, where
-    /// given), the product in a breadth-first numbering, kept where it is faster still. Small
-    /// matrices keep the first guess: timing them measures launch overhead, not the choice.
+    /// runs) and keeps the fastest; then, on a large matrix with no row order of its own (`a`,
+    /// where given), the product in a breadth-first numbering, kept where it is faster still.
+    /// Small matrices are timed too: there the launches are most of the time, and the paths
+    /// launch one kernel or two.
     fn tune(&mut self, gpu: &Gpu, a: Option<&Csr<T>>) -> Result<()> {
-        if self.nnz < 1 << 20 {
+        if self.nnz == 0 {
             return Ok(());
         }
+        let large = self.nnz >= LARGE_NNZ;
         let x = gpu.filled(self.cols, T::ONE)?;
         let mut y = gpu.zeros::<T>(self.rows)?;
         let width = self.plan.width;
@@ -364,12 +370,13 @@ impl<T: Scalar> DeviceCsr<T> {
         let best = finalists.collect::<Result<Vec<_>>>()?.into_iter().min_by(|a, b| a.0.total_cmp(&b.0));
         let Some((best_ms, choice)) = best else { return Ok(()) };
         self.plan.set_choice(choice);
-        // The hot columns' copy of the matrix costs as much memory as the matrix: kept only
-        // where it is the choice; so does the renumbered copy.
-        if self.plan.path != CsrPath::MergeHot {
+        // The hot columns' copy of a large matrix costs as much memory as the matrix: kept
+        // only where it is the choice; so is the renumbered copy, which pays on large
+        // matrices only (a small one's x stays in cache whatever its order).
+        if large && self.plan.path != CsrPath::MergeHot {
             self.hot = None;
         }
-        if let Some(a) = a
+        if let Some(a) = a.filter(|_| large)
             && self.renumber(gpu, a)?
         {
             let timing =
@@ -416,8 +423,8 @@ impl<T: Scalar> DeviceCsr<T> {
     }
 
     /// Whether the matrix keeps hot columns, so that [`CsrKernel::MergeHot`] can run: where a
-    /// few columns hold many of the nonzeros, and on a matrix large enough to be timed at
-    /// upload, only where they were the fastest choice.
+    /// few columns hold many of the nonzeros, and on a large matrix ([`LARGE_NNZ`]), only where
+    /// they were the fastest choice.
     pub fn has_hot_columns(&self) -> bool {
         self.hot.is_some()
     }
