@@ -743,3 +743,32 @@ fn shuffle_renumbers_rows_and_columns_alike() {
     assert_ne!(p.col_indices(), a.col_indices(), "renumbered");
     assert_invalid(generate::shuffle(&generate::random_uniform::<f64>(3, 4, 2, 1).unwrap(), 1), "square");
 }
+
+#[test]
+fn breadth_first_order_brings_a_shuffled_mesh_near_its_diagonal() {
+    let a: Csr<f64> = "shuffle:poisson2d:40".parse::<GenSpec>().unwrap().generate().unwrap();
+    let order = a.breadth_first_order();
+    let mut sorted = order.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, (0..a.rows() as u32).collect::<Vec<_>>(), "a permutation");
+    let mut position = vec![0u32; a.rows()];
+    for (new, &old) in order.iter().enumerate() {
+        position[old as usize] = new as u32;
+    }
+    let (before, after) = (a.mean_diagonal_distance(None), a.mean_diagonal_distance(Some(&position)));
+    assert!(before > 0.2 && after * 10.0 < before, "{before} -> {after}");
+    // The same distance on the renumbered matrix itself.
+    let renumbered = a.permute_symmetric(&order, &position);
+    assert!((renumbered.mean_diagonal_distance(None) - after).abs() < 1e-12);
+
+    // Two components and a row with no entries: every row once, each component in one piece.
+    let b = Csr::new(5, 5, vec![0, 1, 2, 2, 3, 4], vec![4, 3, 1, 0], vec![1.0; 4]).unwrap();
+    assert_eq!(b.breadth_first_order(), vec![2, 0, 4, 1, 3]);
+    // A wide matrix: columns past the last row are not followed.
+    let wide = Csr::new(2, 4, vec![0, 2, 3], vec![1, 3, 2], vec![1.0; 3]).unwrap();
+    assert_eq!(wide.breadth_first_order(), vec![1, 0]);
+    assert_eq!(
+        Csr::<f64>::new(0, 0, vec![0], vec![], vec![]).unwrap().breadth_first_order(),
+        Vec::<u32>::new()
+    );
+}

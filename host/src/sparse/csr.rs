@@ -225,8 +225,9 @@ impl<T: Scalar> Csr<T> {
 
     /// The rows in breadth-first order over the pattern (Cuthill-McKee without the degree
     /// sort): each component from its first row, the first from a row of fewest entries.
-    /// Neighbours then get near numbers, whatever order the matrix came in. For a square
-    /// matrix; the result is `new_to_old`, a permutation of the rows.
+    /// Neighbours then get near numbers, whatever order the matrix came in. The result is
+    /// `new_to_old`, a permutation of the rows; columns past the last row are not followed
+    /// (the order is meant for square matrices).
     pub fn breadth_first_order(&self) -> Vec<u32> {
         let n = self.rows;
         let mut order = Vec::with_capacity(n);
@@ -242,7 +243,7 @@ impl<T: Scalar> Csr<T> {
             while head < order.len() {
                 let row = order[head] as usize;
                 head += 1;
-                for &c in self.row(row).0 {
+                for &c in self.row(row).0.iter().filter(|&&c| (c as usize) < n) {
                     if !std::mem::replace(&mut seen[c as usize], true) {
                         order.push(c);
                     }
@@ -254,8 +255,17 @@ impl<T: Scalar> Csr<T> {
 
     /// How far the entries lie from the diagonal, on average, as a fraction of the rows
     /// (0 for a diagonal matrix, about 1/3 for random columns), with the rows and columns
-    /// numbered by `old_to_new` where given.
+    /// numbered by `old_to_new` where given (a square matrix's: one number for each row).
     pub fn mean_diagonal_distance(&self, old_to_new: Option<&[u32]>) -> f64 {
+        if let Some(p) = old_to_new {
+            assert!(
+                self.rows == self.cols && p.len() == self.rows,
+                "a numbering of {} rows for a {} x {} matrix",
+                p.len(),
+                self.rows,
+                self.cols
+            );
+        }
         if self.nnz() == 0 {
             return 0.0;
         }

@@ -2,7 +2,8 @@
 //! the adaptive kernel with its one-time analysis ([`CsrPlan`]): vectors of lanes per row,
 //! merge-path tiles of equal work where rows are skewed or often empty (with the x values of a
 //! graph's most popular columns gathered side by side), or vectors over 16-bit column gaps
-//! where they fit (fewer bytes to move).
+//! where they fit (fewer bytes to move); on a large matrix with no row order of its own, any of
+//! these on a copy renumbered in breadth-first order, where that is faster.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
