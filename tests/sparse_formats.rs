@@ -760,10 +760,15 @@ fn breadth_first_order_brings_a_shuffled_mesh_near_its_diagonal() {
     // The same distance on the renumbered matrix itself.
     let renumbered = a.permute_symmetric(&order, &position);
     assert!((renumbered.mean_diagonal_distance(None) - after).abs() < 1e-12);
+    assert_same(&renumbered.permute_symmetric(&position, &order), &a, "renumbered and back");
 
     // Two components and a row with no entries: every row once, each component in one piece.
     let b = Csr::new(5, 5, vec![0, 1, 2, 2, 3, 4], vec![4, 3, 1, 0], vec![1.0; 4]).unwrap();
-    assert_eq!(b.breadth_first_order(), vec![2, 0, 4, 1, 3]);
+    assert_eq!(b.breadth_first_order(), vec![0, 4, 1, 3, 2]);
+    // A star from a leaf: the level after its centre holds the three other leaves.
+    let star = Csr::new(5, 5, vec![0, 4, 5, 6, 7, 8], vec![1, 2, 3, 4, 0, 0, 0, 0], vec![1.0; 8]).unwrap();
+    assert_eq!(star.breadth_first_order_within(2), None);
+    assert_eq!(star.breadth_first_order_within(3), Some(vec![1, 0, 2, 3, 4]));
     // A wide matrix: columns past the last row are not followed.
     let wide = Csr::new(2, 4, vec![0, 2, 3], vec![1, 3, 2], vec![1.0; 3]).unwrap();
     assert_eq!(wide.breadth_first_order(), vec![1, 0]);

@@ -151,7 +151,7 @@ fn with_empty_rows<T: Scalar>() -> Csr<T> {
 fn csr_renumbered<T: Scalar>() {
     let gpu = gpu();
     let shuffled =
-        ["shuffle:poisson3d:17", "shuffle:fem:16", "shuffle:stencil27:20", "shuffle:delaunay:n=4000"];
+        ["shuffle:poisson3d:17", "shuffle:fem:24", "shuffle:stencil27:20", "shuffle:delaunay:n=4000"];
     let mut matrices = corpus::<T>();
     for spec in shuffled {
         matrices.push((spec.into(), spec.parse::<generate::GenSpec>().unwrap().generate().unwrap()));

@@ -6,7 +6,7 @@ use std::ops::Range;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::{Bsr, Coo, Hll, HllLayout, fits_u32};
+use super::{Bsr, Coo, Hll, HllLayout, fits_u32, split_at_bounds};
 use crate::Scalar;
 use crate::error::{Error, Result};
 
@@ -209,38 +209,65 @@ impl<T: Scalar> Csr<T> {
         for &old in new_to_old {
             row_ptr.push(row_ptr.last().unwrap() + self.row_len(old as usize) as u32);
         }
-        let rows: Vec<Vec<(u32, T)>> = new_to_old
-            .par_iter()
-            .map(|&old| {
-                let (cols, values) = self.row(old as usize);
-                let mut row: Vec<(u32, T)> =
-                    cols.iter().zip(values).map(|(&c, &v)| (old_to_new[c as usize], v)).collect();
-                row.sort_unstable_by_key(|&(c, _)| c);
-                row
-            })
-            .collect();
-        let (col_indices, values) = rows.into_iter().flatten().unzip();
+        // Chunks of rows in parallel, each row's entries renumbered and sorted in one buffer.
+        const ROWS: usize = 4096;
+        let bounds: Vec<usize> =
+            (0..=self.rows.div_ceil(ROWS)).map(|c| row_ptr[(c * ROWS).min(self.rows)] as usize).collect();
+        let (mut col_indices, mut values) = (vec![0u32; self.nnz()], vec![T::ZERO; self.nnz()]);
+        let chunks =
+            split_at_bounds(&mut col_indices, &bounds).into_iter().zip(split_at_bounds(&mut values, &bounds));
+        chunks.collect::<Vec<_>>().into_par_iter().zip(new_to_old.par_chunks(ROWS)).for_each(
+            |((chunk_cols, chunk_values), old_rows)| {
+                let mut row: Vec<(u32, T)> = Vec::new();
+                let mut at = 0;
+                for &old in old_rows {
+                    let (cols, row_values) = self.row(old as usize);
+                    row.clear();
+                    row.extend(cols.iter().zip(row_values).map(|(&c, &v)| (old_to_new[c as usize], v)));
+                    row.sort_unstable_by_key(|&(c, _)| c);
+                    for &(c, v) in &row {
+                        (chunk_cols[at], chunk_values[at]) = (c, v);
+                        at += 1;
+                    }
+                }
+            },
+        );
         Csr::from_parts_unchecked(self.rows, self.cols, row_ptr, col_indices, values)
     }
 
     /// The rows in breadth-first order over the pattern (Cuthill-McKee without the degree
-    /// sort): each component from its first row, the first from a row of fewest entries.
-    /// Neighbours then get near numbers, whatever order the matrix came in. The result is
-    /// `new_to_old`, a permutation of the rows; columns past the last row are not followed
-    /// (the order is meant for square matrices).
+    /// sort): each component from its first row, the first from a row of fewest entries (but
+    /// at least one). Neighbours then get near numbers, whatever order the matrix came in.
+    /// The result is `new_to_old`, a permutation of the rows; columns past the last row are not
+    /// followed (the order is meant for square matrices).
     pub fn breadth_first_order(&self) -> Vec<u32> {
+        self.breadth_first_order_within(usize::MAX).unwrap_or_default()
+    }
+
+    /// [`Self::breadth_first_order`], or None as soon as a level (the rows first reached from
+    /// the same level before) holds more than `widest` rows: where levels are that wide, the
+    /// order cannot bring neighbours nearer than that, and a random graph's levels grow that
+    /// wide within a few steps.
+    pub fn breadth_first_order_within(&self, widest: usize) -> Option<Vec<u32>> {
         let n = self.rows;
         let mut order = Vec::with_capacity(n);
         let mut seen = vec![false; n];
-        let first = (0..n).min_by_key(|&r| self.row_len(r)).unwrap_or(0);
+        let first = (0..n).filter(|&r| self.row_len(r) > 0).min_by_key(|&r| self.row_len(r)).unwrap_or(0);
         for start in std::iter::once(first).chain(0..n) {
             if start >= n || seen[start] {
                 continue;
             }
             seen[start] = true;
             order.push(start as u32);
-            let mut head = order.len() - 1;
+            let (mut head, mut level_end) = (order.len() - 1, order.len());
             while head < order.len() {
+                if head == level_end {
+                    // The level after the one just taken is complete.
+                    if order.len() - level_end > widest {
+                        return None;
+                    }
+                    level_end = order.len();
+                }
                 let row = order[head] as usize;
                 head += 1;
                 for &c in self.row(row).0.iter().filter(|&&c| (c as usize) < n) {
@@ -250,7 +277,7 @@ impl<T: Scalar> Csr<T> {
                 }
             }
         }
-        order
+        Some(order)
     }
 
     /// How far the entries lie from the diagonal, on average, as a fraction of the rows

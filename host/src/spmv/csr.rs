@@ -104,7 +104,9 @@ impl<T: Scalar> Renumbered<T> {
         if before < UNORDERED_DISTANCE {
             return Ok(None);
         }
-        let order = a.breadth_first_order();
+        // Levels wider than twice the wanted distance: refused before the order is complete.
+        let widest = (2.0 * before / RENUMBER_GAIN * a.rows() as f64) as usize;
+        let Some(order) = a.breadth_first_order_within(widest) else { return Ok(None) };
         let mut new_of_old = vec![0u32; a.rows()];
         for (new, &old) in order.iter().enumerate() {
             new_of_old[old as usize] = new as u32;
