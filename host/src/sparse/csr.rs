@@ -245,9 +245,9 @@ impl<T: Scalar> Csr<T> {
     }
 
     /// [`Self::breadth_first_order`], or None as soon as a level (the rows first reached from
-    /// the same level before) holds more than `widest` rows: where levels are that wide, the
-    /// order cannot bring neighbours nearer than that, and a random graph's levels grow that
-    /// wide within a few steps.
+    /// the level before) holds more than `widest` rows: a row's neighbours lie in its own
+    /// level and the two beside it, so wide levels keep them far apart, and a random graph's
+    /// levels grow wide within a few steps.
     pub fn breadth_first_order_within(&self, widest: usize) -> Option<Vec<u32>> {
         let n = self.rows;
         let mut order = Vec::with_capacity(n);
