@@ -429,8 +429,8 @@ impl<T: Scalar> DeviceCsr<T> {
     }
 
     /// Whether the matrix keeps hot columns, so that [`CsrKernel::MergeHot`] can run: where a
-    /// few columns hold many of the nonzeros, and on a large matrix ([`LARGE_NNZ`]), only where
-    /// they were the fastest choice.
+    /// few columns hold many of the nonzeros, and on a large matrix (2^20 nonzeros or more),
+    /// only where they were the fastest choice.
     pub fn has_hot_columns(&self) -> bool {
         self.hot.is_some()
     }
