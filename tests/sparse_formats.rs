@@ -3,7 +3,7 @@
 //! (That conversions preserve y = A x is in `spmv_cpu.rs`.)
 
 use rgla::sparse::generate::{self, GenSpec, edge_cases};
-use rgla::sparse::{Bsr, Coo, Csr, Hll, HllLayout};
+use rgla::sparse::{Bsr, Coo, Csr, Hll, HllLayout, inverse_permutation};
 use rgla::verify::compare;
 use rgla::{Error, Scalar};
 
@@ -751,10 +751,7 @@ fn breadth_first_order_brings_a_shuffled_mesh_near_its_diagonal() {
     let mut sorted = order.clone();
     sorted.sort_unstable();
     assert_eq!(sorted, (0..a.rows() as u32).collect::<Vec<_>>(), "a permutation");
-    let mut position = vec![0u32; a.rows()];
-    for (new, &old) in order.iter().enumerate() {
-        position[old as usize] = new as u32;
-    }
+    let position = inverse_permutation(&order);
     let (before, after) = (a.mean_diagonal_distance(None), a.mean_diagonal_distance(Some(&position)));
     assert!(before > 0.2 && after * 10.0 < before, "{before} -> {after}");
     // The same distance on the renumbered matrix itself.

@@ -43,6 +43,15 @@ pub(crate) fn split_at_bounds<'a, X>(mut slice: &'a mut [X], bounds: &[usize]) -
     pieces
 }
 
+/// The inverse of the permutation `p` of 0..p.len(): `q[p[i]] = i`.
+pub fn inverse_permutation(p: &[u32]) -> Vec<u32> {
+    let mut q = vec![0u32; p.len()];
+    for (i, &k) in p.iter().enumerate() {
+        q[k as usize] = i as u32;
+    }
+    q
+}
+
 /// `len` copies of `value`, or an error naming `what` when the host has not the memory for them
 /// (a padded format of a skewed matrix can need far more memory than the matrix itself).
 pub(crate) fn try_filled<X: Clone>(len: usize, value: X, what: &str) -> Result<Vec<X>> {

@@ -18,8 +18,7 @@ use crate::gpu::{CudaSlice, Gpu, Launch};
 use crate::kernels::blas1;
 use crate::kernels::spmv::csr as kernels;
 use crate::memory::Footprint;
-use crate::sparse::Csr;
-use crate::sparse::split_at_bounds;
+use crate::sparse::{Csr, inverse_permutation, split_at_bounds};
 
 /// A CSR matrix in device memory, with the analysis the adaptive kernel uses.
 pub struct DeviceCsr<T> {
@@ -107,16 +106,14 @@ impl<T: Scalar> Renumbered<T> {
         // Levels wider than twice the wanted distance: refused before the order is complete.
         let widest = (2.0 * before / RENUMBER_GAIN * a.rows() as f64) as usize;
         let Some(order) = a.breadth_first_order_within(widest) else { return Ok(None) };
-        let mut new_of_old = vec![0u32; a.rows()];
-        for (new, &old) in order.iter().enumerate() {
-            new_of_old[old as usize] = new as u32;
-        }
+        let new_of_old = inverse_permutation(&order);
         if a.mean_diagonal_distance(Some(&new_of_old)) * RENUMBER_GAIN > before {
             return Ok(None);
         }
-        let elem = size_of::<T>() as u128;
+        // The copy, its two permutations and its two scratch vectors.
+        let (rows, elem) = (a.rows() as u128, size_of::<T>() as u128);
         let copy = Footprint::new("the matrix renumbered in breadth-first order")
-            .device::<u8>(a.nnz() as u128 * (6 + elem) + a.rows() as u128 * (20 + 2 * elem))
+            .device::<u8>(device_bytes::<T>(a.rows(), a.nnz()) + rows * (8 + 2 * elem))
             .check_device(gpu);
         if copy.is_err() {
             return Ok(None);
@@ -261,6 +258,14 @@ impl CsrPlan {
     }
 }
 
+/// Device bytes of an uploaded matrix of `rows` rows and `nnz` entries: the matrix, its 16-bit
+/// gaps and the merge-path partition.
+fn device_bytes<T>(rows: usize, nnz: usize) -> u128 {
+    let elem = size_of::<T>() as u128;
+    let tiles = (rows + nnz).div_ceil(abi::spmv::merge_tile(size_of::<T>()) as usize) as u128;
+    nnz as u128 * (6 + elem) + (rows as u128 + 1) * 8 + tiles * (4 + elem)
+}
+
 impl<T: Scalar> DeviceCsr<T> {
     /// Copies `a` to the device and analyses it for the adaptive kernel, timing its choices.
     /// A large square matrix with no row order of its own may keep a second copy, renumbered in
@@ -277,9 +282,7 @@ impl<T: Scalar> DeviceCsr<T> {
         to_u32(a.rows() + a.nnz(), "rows + nnz")?;
         let (nnz, elem) = (a.nnz() as u128, size_of::<T>() as u128);
         let tile = abi::spmv::merge_tile(size_of::<T>());
-        // The matrix, its 16-bit gaps and the merge-path partition.
-        let (rows, tiles) = (a.rows() as u128, (a.rows() + a.nnz()).div_ceil(tile as usize) as u128);
-        let matrix_bytes = nnz * (6 + elem) + (rows + 1) * 8 + tiles * (4 + elem);
+        let matrix_bytes = device_bytes::<T>(a.rows(), a.nnz());
         Footprint::new(format!("a {} x {} CSR matrix with {nnz} nonzeros", a.rows(), a.cols()))
             .device::<u8>(matrix_bytes)
             .check_device(gpu)?;
@@ -561,14 +564,12 @@ pub fn spmv<T: Scalar>(
             CsrKernel::Merge => launch_merge(gpu, a, (col_idx, values), x, None, y),
             CsrKernel::Gaps16 => launch_gaps16(gpu, a, x, y),
             CsrKernel::MergeHot => launch_merge_hot(gpu, a, x, y),
-            CsrKernel::Adaptive if a.renumbered.is_some() => {
-                launch_renumbered(gpu, a.renumbered.as_deref().unwrap(), x, y)
-            }
-            CsrKernel::Adaptive => match a.plan.path {
-                CsrPath::Merge => launch_merge(gpu, a, (col_idx, values), x, None, y),
-                CsrPath::Gaps16 => launch_gaps16(gpu, a, x, y),
-                CsrPath::MergeHot => launch_merge_hot(gpu, a, x, y),
-                CsrPath::Vector => launch_adaptive_vector(gpu, a, x, y),
+            CsrKernel::Adaptive => match (&a.renumbered, a.plan.path) {
+                (Some(renumbered), _) => launch_renumbered(gpu, renumbered, x, y),
+                (None, CsrPath::Merge) => launch_merge(gpu, a, (col_idx, values), x, None, y),
+                (None, CsrPath::Gaps16) => launch_gaps16(gpu, a, x, y),
+                (None, CsrPath::MergeHot) => launch_merge_hot(gpu, a, x, y),
+                (None, CsrPath::Vector) => launch_adaptive_vector(gpu, a, x, y),
             },
         }
     }

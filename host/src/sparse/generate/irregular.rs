@@ -12,7 +12,7 @@ use super::{build, dominant_diagonal, mix, random_value, sample_sorted_distinct}
 use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::memory::Footprint;
-use crate::sparse::{Csr, fits_u32};
+use crate::sparse::{Csr, fits_u32, inverse_permutation};
 
 /// Graph500's recursive matrix: `2^scale` vertices, `edge_factor * 2^scale` edges, each edge
 /// placed by `scale` choices of a quadrant with probabilities `a`, `b`, `c` and `1 - a - b - c`
@@ -202,11 +202,7 @@ pub fn shuffle<T: Scalar>(a: &Csr<T>, seed: u64) -> Result<Csr<T>> {
         )));
     }
     let new_of_old = permutation(a.rows(), mix(seed ^ 0x5ff));
-    let mut old_of_new = vec![0u32; a.rows()];
-    for (old, &new) in new_of_old.iter().enumerate() {
-        old_of_new[new as usize] = old as u32;
-    }
-    Ok(a.permute_symmetric(&old_of_new, &new_of_old))
+    Ok(a.permute_symmetric(&inverse_permutation(&new_of_old), &new_of_old))
 }
 
 /// An `n x n` matrix whose row r holds the columns `row(r)` (sorted, distinct; called twice
