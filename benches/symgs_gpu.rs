@@ -253,12 +253,15 @@ fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &C
         let smoother = MulticolorSmoother::from_matrix(gpu, &m, method).unwrap().use_graph(graph);
         gpu.synchronize().unwrap();
         let setup_ms = started.elapsed().as_secs_f64() * 1e3;
-        let form = format!(
-            "{} colors in sliced ELL ({:.3} entries per nonzero), CSR lanes per row {:?}",
-            smoother.ell_colors(),
-            smoother.ell_padding().unwrap_or(f64::NAN),
-            smoother.widths()
-        );
+        let form = match smoother.block_rows() {
+            1 => format!(
+                "{} colors in sliced ELL ({:.3} entries per nonzero), CSR lanes per row {:?}",
+                smoother.ell_colors(),
+                smoother.ell_padding().unwrap_or(f64::NAN),
+                smoother.widths()
+            ),
+            k => format!("node blocks of {k} rows, lanes per block {:?}", smoother.widths()),
+        };
         let notes = format!(
             "colors={} setup_ms={setup_ms:.1} ({} coloring{}, renumbering on the GPU), {form}; \
              a different smoother",

@@ -408,6 +408,132 @@ fn symgs_multicolor_matches_its_cpu_reference_f32() {
     multicolor_matches_its_reference::<f32>();
 }
 
+/// Node blocks: FEM matrices of 2, 3 and 4 unknowns a node, in their own order and renumbered,
+/// are colored by blocks (fewer colors than their rows take), and the sweep equals the
+/// sequential sweep of the matrix in the copy's order to rounding, over three sweeps, with
+/// graphs or plain launches (the same values to the bit), in one call (the values of as many
+/// calls, to the bit) and from zero whatever x holds. Matrices whose rows do not all share
+/// their pattern with the same number of others keep a color per row.
+fn multicolor_blocks_match_the_sequential_sweep<T: Scalar>() {
+    let gpu = gpu();
+    let fem = |nodes: [usize; 3], dof| generate::fem::<T>(nodes[0], nodes[1], nodes[2], dof, 3).unwrap();
+    let cases = [
+        ("fem 7x6x5 dof 3", fem([7, 6, 5], 3), 3),
+        ("fem 9x8x3 dof 2", fem([9, 8, 3], 2), 2),
+        ("fem 5x4x3 dof 4", fem([5, 4, 3], 4), 4),
+        ("shuffle:fem:8", generate::shuffle(&fem([8, 8, 8], 3), 7).unwrap(), 3),
+        ("shuffle:fem:6x5x4 dof 2", generate::shuffle(&fem([6, 5, 4], 2), 8).unwrap(), 2),
+    ];
+    for (name, a, dof) in cases {
+        let m = SymgsMatrix::upload(&gpu, &a).unwrap();
+        let mut smoother = MulticolorSmoother::from_matrix(&gpu, &m, ColoringMethod::Auto).unwrap();
+        let mut launches =
+            MulticolorSmoother::from_matrix(&gpu, &m, ColoringMethod::Auto).unwrap().use_graph(false);
+        let rows = MulticolorSmoother::from_matrix_as(&gpu, &m, ColoringMethod::Auto, CopyForm::Csr).unwrap();
+        let what = format!(
+            "multicolor on {name} {} ({} colors of blocks, {} of rows)",
+            T::NAME,
+            smoother.colors(),
+            rows.colors()
+        );
+        assert_eq!(smoother.block_rows(), dof, "{what}");
+        assert_eq!(rows.block_rows(), 1, "{what}");
+        assert!(smoother.colors() < rows.colors(), "{what}");
+        // The sequential sweep of the matrix in the copy's order.
+        let new_to_old = smoother.new_to_old(&gpu).unwrap();
+        assert_eq!(new_to_old, launches.new_to_old(&gpu).unwrap(), "{what}");
+        let old_to_new = rgla::sparse::inverse_permutation(&new_to_old);
+        let order = MulticolorOrder {
+            coloring: greedy_coloring(&a),
+            method: None,
+            permuted: a.permute_symmetric(&new_to_old, &old_to_new),
+            new_to_old,
+            color_offsets: Vec::new(),
+        };
+        let r = random_vec::<T>(a.rows(), 4);
+        let dr = gpu.upload(&r).unwrap();
+        let (mut dx, mut dx_launches) =
+            (gpu.zeros::<T>(a.rows()).unwrap(), gpu.zeros::<T>(a.rows()).unwrap());
+        let mut expect = vec![T::ZERO; a.rows()];
+        for sweep in 1..=3 {
+            order.sweep_cpu(&r, &mut expect).unwrap();
+            smoother.sweep(&gpu, &dr, &mut dx).unwrap();
+            launches.sweep(&gpu, &dr, &mut dx_launches).unwrap();
+            let got = gpu.download(&dx).unwrap();
+            compare(&got, &expect, 1e-3).check(&format!("{what} sweep {sweep}"), tolerance(&a)).unwrap();
+            assert!(
+                got == gpu.download(&dx_launches).unwrap(),
+                "{what} sweep {sweep}: graph and launches differ"
+            );
+        }
+        for s in [&mut smoother, &mut launches] {
+            let mut separate = gpu.zeros::<T>(a.rows()).unwrap();
+            for count in 1..=3 {
+                s.sweep(&gpu, &dr, &mut separate).unwrap();
+                let mut together = gpu.zeros::<T>(a.rows()).unwrap();
+                s.sweeps(&gpu, &dr, &mut together, count).unwrap();
+                let (expect, got) = (gpu.download(&separate).unwrap(), gpu.download(&together).unwrap());
+                assert!(expect == got, "{what}: {count} sweeps in one call ({})", s.name());
+            }
+            let mut from_zero = vec![T::ZERO; a.rows()];
+            order.sweep_cpu(&r, &mut from_zero).unwrap();
+            let mut dx = gpu.upload(&random_vec::<T>(a.rows(), 9)).unwrap();
+            s.sweep_from_zero(&gpu, &dr, &mut dx).unwrap();
+            let what = format!("{what} from zero ({})", s.name());
+            compare(&gpu.download(&dx).unwrap(), &from_zero, 1e-3).check(&what, tolerance(&a)).unwrap();
+        }
+    }
+    // No shared patterns, or blocks of two sizes ([F3 0; 0 F2]), or one row set apart.
+    let (f3, f2) = (fem([4, 4, 3], 3), fem([3, 3, 3], 2));
+    // The last row's couplings to the others dropped: its pattern is its own.
+    let full = fem([4, 4, 4], 3);
+    let last = full.rows() as u32 - 1;
+    let (mut row_ptr, mut col_idx, mut values) = (vec![0u32], Vec::new(), Vec::new());
+    for i in 0..full.rows() {
+        for (&j, &v) in full.row(i).0.iter().zip(full.row(i).1) {
+            if (i as u32 == last) == (j == last) {
+                col_idx.push(j);
+                values.push(v);
+            }
+        }
+        row_ptr.push(col_idx.len() as u32);
+    }
+    let cut = Csr::new(full.rows(), full.rows(), row_ptr, col_idx, values).unwrap();
+    let no_blocks = [
+        ("stencil27 12^3", generate::stencil27::<T>(12, 12, 12).unwrap()),
+        ("fem dof 1", fem([6, 6, 6], 1)),
+        ("[fem dof 3, fem dof 2]", block_diagonal(&f3, &f2)),
+        ("fem dof 3, last row alone", cut),
+    ];
+    for (name, a) in no_blocks {
+        let smoother = MulticolorSmoother::from_csr(&gpu, &a).unwrap();
+        assert_eq!(smoother.block_rows(), 1, "{name}");
+    }
+}
+
+/// The block-diagonal matrix [A 0; 0 B].
+fn block_diagonal<T: Scalar>(a: &Csr<T>, b: &Csr<T>) -> Csr<T> {
+    let (n, shift) = (a.rows() + b.rows(), a.rows() as u32);
+    let mut row_ptr = a.row_ptr().to_vec();
+    row_ptr.extend(b.row_ptr()[1..].iter().map(|&p| p + a.nnz() as u32));
+    let col_idx: Vec<u32> =
+        a.col_indices().iter().copied().chain(b.col_indices().iter().map(|&c| c + shift)).collect();
+    let values: Vec<T> = a.values().iter().chain(b.values()).copied().collect();
+    Csr::new(n, n, row_ptr, col_idx, values).unwrap()
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn symgs_multicolor_blocks_match_the_sequential_sweep_f64() {
+    multicolor_blocks_match_the_sequential_sweep::<f64>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn symgs_multicolor_blocks_match_the_sequential_sweep_f32() {
+    multicolor_blocks_match_the_sequential_sweep::<f32>();
+}
+
 /// Colors in both forms at once: the 27-point stencil (colors of 32 k rows, read in sliced
 /// ELL) beside a random SPD block whose own colors are small (read in CSR). The sweep equals
 /// the CPU multicolor sweep for the GPU's coloring.
@@ -417,14 +543,7 @@ fn symgs_multicolor_mixes_forms_by_color() {
     let gpu = gpu();
     let (s, b) =
         (generate::stencil27::<f64>(64, 64, 64).unwrap(), generate::random_spd::<f64>(5000, 27, 3).unwrap());
-    // The block-diagonal matrix [S 0; 0 B].
-    let (n, shift) = (s.rows() + b.rows(), s.rows() as u32);
-    let mut row_ptr = s.row_ptr().to_vec();
-    row_ptr.extend(b.row_ptr()[1..].iter().map(|&p| p + s.nnz() as u32));
-    let col_idx: Vec<u32> =
-        s.col_indices().iter().copied().chain(b.col_indices().iter().map(|&c| c + shift)).collect();
-    let values: Vec<f64> = s.values().iter().chain(b.values()).copied().collect();
-    let a = Csr::new(n, n, row_ptr, col_idx, values).unwrap();
+    let (a, n) = (block_diagonal(&s, &b), s.rows() + b.rows());
     let order = MulticolorOrder::colored(&gpu, &a, ColoringMethod::JonesPlassmann).unwrap();
     let mut smoother = MulticolorSmoother::from_csr(&gpu, &a).unwrap();
     let (ell, colors) = (smoother.ell_colors(), smoother.colors());

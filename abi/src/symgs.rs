@@ -26,6 +26,10 @@ pub const BACKWARD_KEEPING_UPPER: u32 = 3;
 /// one kept (no later group has changed since), so only the earlier groups' entries are read.
 pub const FORWARD_KEPT_UPPER: u32 = 4;
 
+/// The most rows a node block of the multicolor sweep may hold: each lane keeps two sums per
+/// row of its block.
+pub const MAX_BLOCK_ROWS: usize = 4;
+
 /// How block tickets of the sync-free sweep map to warp slots of its row order (a slot is
 /// one row for a warp per row): tickets `wide_first .. wide_first + wide_tickets` give each
 /// warp of the block `batch` consecutive slots, every other ticket one. Batches suit a run of

@@ -661,9 +661,13 @@ pub(crate) fn smoother<'m, T: Scalar>(
             };
             gpu.synchronize()?;
             println!(
-                "  {} colors ({}), colored and sorted by color in {:.1} ms, {} read as sliced ELL (its entries per nonzero: {})",
+                "  {} colors ({}{}), colored and sorted by color in {:.1} ms, {} read as sliced ELL (its entries per nonzero: {})",
                 smoother.colors(),
                 method.name(),
+                match smoother.block_rows() {
+                    1 => String::new(),
+                    k => format!(", of node blocks of {k} rows"),
+                },
                 started.elapsed().as_secs_f64() * 1e3,
                 smoother.ell_colors(),
                 smoother.ell_padding().map_or("not worked out".into(), |p| format!("{p:.3}"))

@@ -19,6 +19,7 @@
 //! rounding; they run out of place as the report does (forward x -> tmp, backward tmp -> x; see
 //! `kernels/src/symgs/mod.rs`), which keeps them exact for unsymmetric patterns too.
 
+mod blocks;
 pub mod cpu;
 pub mod level_copies;
 pub mod levels;

@@ -47,12 +47,14 @@
 use abi::symgs::{BACKWARD, BACKWARD_KEEPING_UPPER, FORWARD, FORWARD_FROM_ZERO, FORWARD_KEPT_UPPER};
 use rayon::prelude::*;
 
+use super::blocks::{NodeBlocks, node_blocks};
 use super::cpu::{CpuSymgs, check_vector, checked_diagonal};
 use super::sync_free::persistent_launch;
 use super::{Smoother, SymgsMatrix, check_lengths};
 use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::gpu::{CudaSlice, Gpu, GraphReplay, L2SetAside, Launch, Queue, keep_in_l2};
+use crate::kernels::symgs::blocks as kernels_blocks;
 use crate::kernels::symgs::breadth_first as kernels_bfs;
 use crate::kernels::symgs::multicolor as kernels;
 use crate::sparse::Csr;
@@ -648,24 +650,24 @@ fn color_states<T: Scalar>(
     })
 }
 
-/// The stable counting sort of the rows by color on the GPU (see `kernels::color_sort`): the
-/// permutation (row k of the copy is row `new_to_old[k]` of A), the copy's row pointers
-/// (rows without their diagonal), and each nonempty color's launch.
-fn sort_by_color<T: Scalar>(
+/// The stable counting sort of the rows of a square pattern on the device (`n` rows, `nnz`
+/// entries, each row holding its diagonal) by color on the GPU (see `kernels::color_sort`):
+/// the permutation (row k of the copy is row `new_to_old[k]` of the pattern), the copy's row
+/// pointers (rows without their diagonal), and each nonempty color's rows of the copy.
+fn sort_by_color(
     gpu: &Gpu,
-    m: &SymgsMatrix<T>,
+    (n, row_ptr, nnz): (usize, &CudaSlice<u32>, usize),
     state: &CudaSlice<u64>,
     colors: usize,
-) -> Result<(CudaSlice<u32>, CudaSlice<u32>, Vec<GroupLaunch>)> {
-    let (n, csr) = (m.rows, &m.csr);
+) -> Result<(CudaSlice<u32>, CudaSlice<u32>, Vec<ColorSpan>)> {
     let rows = n as u32;
-    let off_nnz = u32::try_from(csr.nnz - n).expect("DeviceCsr keeps nnz in u32");
+    let off_nnz = u32::try_from(nnz - n).expect("DeviceCsr keeps nnz in u32");
     let chunks = n.div_ceil(CHUNK_ROWS as usize);
     let sort = Launch::linear(chunks * 32, 32).shared(8 * colors);
     let (mut row_base, mut nnz_base) =
         (gpu.zeros::<u32>(colors * chunks)?, gpu.zeros::<u32>(colors * chunks)?);
     let mut new_to_old = gpu.zeros::<u32>(n)?;
-    let mut row_ptr = gpu.zeros::<u32>(n + 1)?;
+    let mut new_row_ptr = gpu.zeros::<u32>(n + 1)?;
     for place in [0, 1] {
         if place == 1 {
             // Exclusive prefix sums, color-major: where each chunk's rows of each color start,
@@ -679,9 +681,9 @@ fn sort_by_color<T: Scalar>(
                 gpu.upload_into(&counts, base)?;
             }
         }
-        // SAFETY: a state per row with colors < `colors`, A's row pointers, counters of
-        // `colors` x `chunks`, a permutation of n and row pointers of n + 1; a warp per chunk
-        // with 8 * colors shared bytes.
+        // SAFETY: a state per row with colors < `colors`, the pattern's row pointers, counters
+        // of `colors` x `chunks`, a permutation of n and row pointers of n + 1; a warp per
+        // chunk with 8 * colors shared bytes.
         unsafe {
             kernels::color_sort(
                 gpu,
@@ -692,11 +694,11 @@ fn sort_by_color<T: Scalar>(
                 CHUNK_ROWS,
                 off_nnz,
                 state,
-                &csr.row_ptr,
+                row_ptr,
                 &mut row_base,
                 &mut nnz_base,
                 &mut new_to_old,
-                &mut row_ptr,
+                &mut new_row_ptr,
             )?;
         }
     }
@@ -705,15 +707,23 @@ fn sort_by_color<T: Scalar>(
     let start_of = |c: usize| {
         if c < colors { (row_starts[c * chunks], nnz_starts[c * chunks]) } else { (rows, off_nnz) }
     };
-    let mut launches = Vec::new();
-    for c in 0..colors {
-        let ((first, nnz_first), (end, nnz_end)) = (start_of(c), start_of(c + 1));
-        if end > first {
-            let width = CsrPlan::width_for((nnz_end - nnz_first) as f64 / (end - first) as f64);
-            launches.push(GroupLaunch { first, count: end - first, nnz: nnz_end - nnz_first, width });
-        }
-    }
-    Ok((new_to_old, row_ptr, launches))
+    let spans = (0..colors)
+        .map(|c| (start_of(c), start_of(c + 1)))
+        .filter(|((first, _), (end, _))| end > first)
+        .map(|((first, nnz_first), (end, nnz_end))| ColorSpan {
+            first,
+            count: end - first,
+            nnz: nnz_end - nnz_first,
+        })
+        .collect();
+    Ok((new_to_old, new_row_ptr, spans))
+}
+
+/// A nonempty color's rows of a sorted copy and their entries off the diagonal.
+struct ColorSpan {
+    first: u32,
+    count: u32,
+    nnz: u32,
 }
 
 /// One group's launch (a color, or a level): its rows of the copy and lanes per row.
@@ -788,8 +798,11 @@ pub(crate) struct GroupedCopy<T> {
     ell_padding: Option<f64>,
     /// Where each row's entries of higher groups start.
     upper_start: CudaSlice<u32>,
-    /// a_ii in group order.
+    /// a_ii in group order; with blocks, each block's `k x k` diagonal block, row-major.
     diagonal: CudaSlice<T>,
+    /// Rows per block, k: 1, or a copy of node blocks ([`GroupedCopy::sorted_blocks`]), whose
+    /// entries off the diagonal blocks are kept once per block, the k rows' values side by side.
+    block_rows: u32,
     /// Row k of the copy is row `new_to_old[k]` of A.
     new_to_old: CudaSlice<u32>,
     /// The nonempty groups in order.
@@ -818,6 +831,7 @@ impl<T: Scalar> GroupedCopy<T> {
             diagonal: gpu.upload(&order.permuted.diagonal())?,
             new_to_old: gpu.upload(&order.new_to_old)?,
             groups,
+            block_rows: 1,
         })
     }
 
@@ -836,7 +850,17 @@ impl<T: Scalar> GroupedCopy<T> {
     ) -> Result<Self> {
         let (n, csr) = (m.rows, &m.csr);
         let off_nnz = u32::try_from(csr.nnz - n).expect("DeviceCsr keeps nnz in u32");
-        let (new_to_old, row_ptr, groups) = sort_by_color(gpu, m, state, group_count)?;
+        let (new_to_old, row_ptr, spans) =
+            sort_by_color(gpu, (n, &csr.row_ptr, csr.nnz), state, group_count)?;
+        let groups = spans
+            .iter()
+            .map(|s| GroupLaunch {
+                first: s.first,
+                count: s.count,
+                nnz: s.nnz,
+                width: CsrPlan::width_for(s.nnz as f64 / s.count as f64),
+            })
+            .collect();
         let (mut col_idx, mut values) =
             (gpu.zeros::<u32>(off_nnz as usize)?, gpu.zeros::<T>(off_nnz as usize)?);
         let (mut diagonal, mut upper_start) = (gpu.zeros::<T>(n)?, gpu.zeros::<u32>(n)?);
@@ -867,6 +891,72 @@ impl<T: Scalar> GroupedCopy<T> {
             diagonal,
             new_to_old,
             groups,
+            block_rows: 1,
+        })
+    }
+
+    /// As [`GroupedCopy::sorted`] for the node blocks of the matrix, `state` holding each
+    /// block's color: the blocks sorted by color (stable), each block's k rows in turn, its
+    /// entries off the diagonal block once per block with the k rows' values side by side
+    /// (`kernels::permute_blocks`); each color read by groups of lanes per block.
+    pub(crate) fn sorted_blocks(
+        gpu: &Gpu,
+        m: &SymgsMatrix<T>,
+        blocks: &NodeBlocks,
+        state: &CudaSlice<u64>,
+        colors: usize,
+    ) -> Result<Self> {
+        let (n, csr, k) = (m.rows, &m.csr, blocks.k);
+        let graph = (blocks.count, &blocks.block_ptr, blocks.block_col.len());
+        let (block_order, block_ptr, spans) = sort_by_color(gpu, graph, state, colors)?;
+        // Entries off the diagonal blocks: k per neighbour block, k values each.
+        let entries = k as usize * (blocks.block_col.len() - blocks.count);
+        let (mut col_idx, mut values) = (gpu.zeros::<u32>(entries)?, gpu.zeros::<T>(k as usize * entries)?);
+        let mut diagonal = gpu.zeros::<T>(n * k as usize)?;
+        let (mut upper_start, mut new_to_old) = (gpu.zeros::<u32>(blocks.count)?, gpu.zeros::<u32>(n)?);
+        // SAFETY: the blocks' order, members, ranks and graph as `node_blocks` built them
+        // (each member row shares its leader row's pattern), A's square CSR arrays, a state per
+        // block; the copy's arrays sized above; a warp per block.
+        unsafe {
+            kernels_blocks::permute_blocks(
+                gpu,
+                Launch::warp_per_item(blocks.count, 4),
+                blocks.count as u32,
+                k,
+                &block_order,
+                &blocks.members,
+                state,
+                &blocks.block_of,
+                &blocks.rank,
+                &csr.row_ptr,
+                &csr.col_idx,
+                &csr.values,
+                &block_ptr,
+                &mut new_to_old,
+                &mut upper_start,
+                &mut col_idx,
+                &mut values,
+                &mut diagonal,
+            )?;
+        }
+        let groups = spans
+            .iter()
+            .map(|s| GroupLaunch {
+                first: k * s.first,
+                count: k * s.count,
+                nnz: k * k * s.nnz,
+                width: CsrPlan::width_for((k * s.nnz) as f64 / s.count as f64),
+            })
+            .collect();
+        Ok(GroupedCopy {
+            off_diagonal: (block_ptr, col_idx, values),
+            ell: None,
+            ell_padding: None,
+            upper_start,
+            diagonal,
+            new_to_old,
+            groups,
+            block_rows: k,
         })
     }
 
@@ -885,7 +975,7 @@ impl<T: Scalar> GroupedCopy<T> {
     /// any more. Only the slices' widths make the round trip to the host (for their prefix
     /// sums).
     pub(crate) fn with_form(mut self, gpu: &Gpu, form: Option<CopyForm>) -> Result<Self> {
-        if form == Some(CopyForm::Csr) || self.groups.is_empty() {
+        if form == Some(CopyForm::Csr) || self.groups.is_empty() || self.block_rows > 1 {
             return Ok(self);
         }
         let mut slice_first = Vec::with_capacity(self.groups.len());
@@ -1000,17 +1090,18 @@ impl<T: Scalar> GroupedCopy<T> {
         x: &mut CudaSlice<T>,
         kind: SweepKind,
     ) -> Result<()> {
-        let groups = self.groups.len();
-        let first = (kind.start == Start::AfterKept) as usize;
+        let (groups, blocks) = (self.groups.len(), self.block_rows > 1);
+        let first = (kind.start == Start::AfterKept && !blocks) as usize;
         let forward = |g: usize| match kind.start {
             Start::Given => FORWARD,
             Start::Zero => FORWARD_FROM_ZERO,
-            Start::AfterKept if g + 1 == groups => FORWARD,
+            Start::AfterKept if g == 0 || g + 1 == groups => FORWARD,
             Start::AfterKept => FORWARD_KEPT_UPPER,
         };
         let backward = |g: usize| if kind.keep_upper && g > 0 { BACKWARD_KEEPING_UPPER } else { BACKWARD };
         let forward = (first..groups).map(|g| (g, forward(g)));
-        let backward = (0..groups.saturating_sub(1)).rev().map(|g| (g, backward(g)));
+        let backward_groups = if blocks { groups } else { groups.saturating_sub(1) };
+        let backward = (0..backward_groups).rev().map(|g| (g, backward(g)));
         for (group, sweep) in forward.chain(backward) {
             self.queue_group(queue, group, sweep, carried, r, x)?;
         }
@@ -1032,6 +1123,34 @@ impl<T: Scalar> GroupedCopy<T> {
         x: &mut CudaSlice<T>,
     ) -> Result<()> {
         let group = &self.groups[index];
+        let (row_ptr, col_idx, values) = &self.off_diagonal;
+        if self.block_rows > 1 {
+            let k = self.block_rows;
+            let launch = Launch::linear((group.count / k) as usize * group.width as usize, 128);
+            // SAFETY: blocks first / k.. of the copy, its block pointers, upper starts, k
+            // values per entry and k x k diagonal blocks as `permute_blocks` wrote them;
+            // vectors as below; blocks a multiple of 32.
+            return unsafe {
+                kernels_blocks::relax_block(
+                    queue,
+                    launch,
+                    group.width,
+                    sweep,
+                    k,
+                    group.first / k,
+                    group.count / k,
+                    &self.new_to_old,
+                    row_ptr,
+                    &self.upper_start,
+                    col_idx,
+                    values,
+                    &self.diagonal,
+                    carried,
+                    r,
+                    x,
+                )
+            };
+        }
         if let Some((ell, slice_first)) = self.ell.as_ref().and_then(|e| Some((e, e.slice_first[index]?))) {
             // SAFETY: rows first..first + count of the copy and their slices, the blocks
             // `ell_fill` wrote; r minus the lower sums, and vectors, as below; blocks a multiple
@@ -1057,7 +1176,6 @@ impl<T: Scalar> GroupedCopy<T> {
             };
         }
         let launch = Launch::linear(group.count as usize * group.width as usize, 128);
-        let (row_ptr, col_idx, values) = &self.off_diagonal;
         // SAFETY: rows first..first + count of the copy without its diagonal, with their rows
         // of A and the starts of their upper parts; r minus a lower sum per row (written by a
         // forward launch before any backward one reads it); vectors of the copy's rows; blocks a
@@ -1228,7 +1346,24 @@ impl<T: Scalar> MulticolorSmoother<T> {
     /// the exact-order smoothers and PCG use ([`GroupedCopy::sorted`]); the greedy coloring is
     /// computed on the host from the downloaded pattern. The sweep reads the copy in sliced-ELL
     /// form where its padding is small ([`CopyForm`]), else in CSR.
+    ///
+    /// Where the matrix is made of node blocks (every row sharing its pattern with the same
+    /// number k - 1 of others, 2 <= k <= 4: the unknowns of a mesh node), the Jones-Plassmann
+    /// methods color the blocks instead of the rows, and the sweep relaxes each block's rows in
+    /// turn ([`MulticolorSmoother::block_rows`]): k times fewer colors, and x read once per
+    /// block entry. The greedy coloring, and [`MulticolorSmoother::from_matrix_as`], color rows.
     pub fn from_matrix(gpu: &Gpu, m: &SymgsMatrix<T>, method: ColoringMethod) -> Result<Self> {
+        if method != ColoringMethod::Greedy
+            && let Some(blocks) = node_blocks(gpu, m)?
+        {
+            let graph = (&blocks.block_ptr, &blocks.block_col);
+            let (state, colors) =
+                jones_plassmann_states(gpu, blocks.count, graph.0, graph.1, method, || {
+                    Err(Error::InvalidInput("the graph of node blocks is symmetric".into()))
+                })?;
+            let copy = GroupedCopy::sorted_blocks(gpu, m, &blocks, &state, colors)?;
+            return Self::with_copy(gpu, copy, Some(method), None);
+        }
         let (state, colors) = color_states(gpu, m, method)?;
         Self::with_copy(gpu, GroupedCopy::sorted(gpu, m, &state, colors)?, Some(method), None)
     }
@@ -1242,6 +1377,11 @@ impl<T: Scalar> MulticolorSmoother<T> {
     ) -> Result<Self> {
         let (state, colors) = color_states(gpu, m, method)?;
         Self::with_copy(gpu, GroupedCopy::sorted(gpu, m, &state, colors)?, Some(method), Some(form))
+    }
+
+    /// Rows per node block: 1 where rows are colored one by one.
+    pub fn block_rows(&self) -> usize {
+        self.sweeps.copy.block_rows as usize
     }
 
     /// Colors read in sliced-ELL form ([`CopyForm`]); the others are read in CSR.

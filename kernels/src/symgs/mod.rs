@@ -10,6 +10,7 @@
 //! its old state, whether or not the pattern is symmetric. `multicolor` is a different
 //! smoother (rows reordered by color) and updates in place.
 
+pub mod blocks;
 pub mod breadth_first;
 pub mod levels;
 pub mod multicolor;

@@ -56,7 +56,7 @@ fn priority(uncolored_state: u64, row: u32, round: u32, degree_first: u32, row_o
 
 /// MurmurHash3's 32-bit finalizer: a bijection of u32 that scatters consecutive rows.
 #[inline(always)]
-fn mix(mut h: u32) -> u32 {
+pub(crate) fn mix(mut h: u32) -> u32 {
     h ^= h >> 16;
     h = h.wrapping_mul(0x85eb_ca6b);
     h ^= h >> 13;
@@ -587,13 +587,13 @@ pub unsafe fn relax_color<T: Float, const W: u32>(
 
 /// Whether a multicolor launch runs the backward half of its sweep.
 #[inline(always)]
-fn is_backward(sweep: u32) -> bool {
+pub(crate) fn is_backward(sweep: u32) -> bool {
     sweep == BACKWARD || sweep == BACKWARD_KEEPING_UPPER
 }
 
 /// Whether a multicolor launch reads its rows' upper parts (their entries of higher colors).
 #[inline(always)]
-fn reads_upper(sweep: u32) -> bool {
+pub(crate) fn reads_upper(sweep: u32) -> bool {
     sweep != FORWARD_FROM_ZERO && sweep != FORWARD_KEPT_UPPER
 }
 

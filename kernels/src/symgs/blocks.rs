@@ -1,0 +1,390 @@
+//! Multicolor SymGS on node blocks: rows whose patterns are identical (the unknowns of one
+//! mesh node: 3 per node in 3-D elasticity) always neighbour each other, so a coloring of
+//! single rows needs as many colors per node as it has unknowns. Grouped into blocks of `k`
+//! rows, the nodes are colored instead (the graph of the blocks, `k` times fewer colors), and
+//! a block's rows are relaxed one after the other by the group of lanes that holds it: the
+//! sequential sweep of the matrix renumbered color by color, block by block, row by row.
+//! A block's rows share their columns, so the copy keeps them once per block, with the `k`
+//! rows' values side by side (`values[k e + t]`), and x is gathered once per block entry
+//! instead of once per row entry.
+
+use abi::symgs::{BACKWARD_KEEPING_UPPER, FORWARD_FROM_ZERO, FORWARD_KEPT_UPPER, MAX_BLOCK_ROWS};
+
+use crate::device::memory::{load_evict_first, load_nc};
+use crate::device::thread::{WARP_SIZE, index_1d, lane_id, warp_index_1d};
+use crate::device::{Float, atomic, warp};
+
+use super::multicolor::{is_backward, mix, reads_upper};
+
+/// `hash[i]`: an order-free hash of row i's columns (equal patterns hash alike). Launch: a
+/// thread per row.
+#[gpu::kernel]
+pub unsafe fn pattern_hash(rows: u32, row_ptr: *const u32, col_idx: *const u32, hash: *mut u32) {
+    let i = index_1d();
+    if i < rows {
+        // SAFETY: i < rows; k < nnz.
+        unsafe {
+            let (start, end) = (load_nc(row_ptr.add(i as usize)), load_nc(row_ptr.add(i as usize + 1)));
+            let mut h = end - start;
+            for k in start..end {
+                h = h.wrapping_add(mix(load_nc(col_idx.add(k as usize))));
+            }
+            *hash.add(i as usize) = h;
+        }
+    }
+}
+
+/// Row i's block: the rows of its pattern whose pattern equals its own (the pattern is
+/// symmetric, so these are all the rows of that pattern). `leader[i]`: the lowest of them,
+/// `rank[i]`: how many of them are below i; `sizes[0]` gets the largest `!size` (the smallest
+/// size, complemented) and `sizes[1]` the largest size over the rows. Launch: a thread per row.
+#[gpu::kernel]
+pub unsafe fn block_members(
+    rows: u32,
+    row_ptr: *const u32,
+    col_idx: *const u32,
+    hash: *const u32,
+    leader: *mut u32,
+    rank: *mut u32,
+    sizes: *mut u32,
+) {
+    let i = index_1d();
+    if i >= rows {
+        return;
+    }
+    // SAFETY (every access): i < rows; columns < rows (a square pattern); k < nnz.
+    unsafe {
+        let (start, end) = (load_nc(row_ptr.add(i as usize)), load_nc(row_ptr.add(i as usize + 1)));
+        let own_hash = load_nc(hash.add(i as usize));
+        let (mut lowest, mut below, mut size) = (i, 0u32, 0u32);
+        for k in start..end {
+            let j = load_nc(col_idx.add(k as usize));
+            if load_nc(hash.add(j as usize)) != own_hash {
+                continue;
+            }
+            let (j_start, j_end) = (load_nc(row_ptr.add(j as usize)), load_nc(row_ptr.add(j as usize + 1)));
+            let same = j_end - j_start == end - start
+                && (0..end - start).all(|q| {
+                    load_nc(col_idx.add((start + q) as usize)) == load_nc(col_idx.add((j_start + q) as usize))
+                });
+            if same {
+                size += 1;
+                below += (j < i) as u32;
+                lowest = lowest.min(j);
+            }
+        }
+        *leader.add(i as usize) = lowest;
+        *rank.add(i as usize) = below;
+        atomic::max_u32(sizes, !size);
+        atomic::max_u32(sizes.add(1), size);
+    }
+}
+
+/// The graph of the blocks: block b's neighbours are the blocks of the leaders (`leader[j] ==
+/// j`) in its leader row `members[k b]`, numbered `block_of[j]`, into `block_col[block_ptr[b]..]`
+/// (in the leader row's order, so sorted). Launch: a thread per block.
+#[gpu::kernel]
+pub unsafe fn block_graph(
+    blocks: u32,
+    k: u32,
+    members: *const u32,
+    leader: *const u32,
+    block_of: *const u32,
+    row_ptr: *const u32,
+    col_idx: *const u32,
+    block_ptr: *const u32,
+    block_col: *mut u32,
+) {
+    let b = index_1d();
+    if b >= blocks {
+        return;
+    }
+    // SAFETY: b < blocks, k rows each in `members`; rows and columns < rows; the host sized
+    // block b's extent to the leader row's length / k, its leaders' count.
+    unsafe {
+        let row = load_nc(members.add((b * k) as usize)) as usize;
+        let mut to = load_nc(block_ptr.add(b as usize)) as usize;
+        for q in load_nc(row_ptr.add(row))..load_nc(row_ptr.add(row + 1)) {
+            let j = load_nc(col_idx.add(q as usize)) as usize;
+            if load_nc(leader.add(j)) as usize == j {
+                *block_col.add(to) = load_nc(block_of.add(j));
+                to += 1;
+            }
+        }
+    }
+}
+
+/// Block `c` of the colored copy from block `new_to_old[c]` of A (rows `members[k b..k b +
+/// k]`, in rank order): its rows into `rows_of[k c..]`; the entries of its leader row outside
+/// the block, those of lower colors first and those of higher colors from `upper_start[c]` on
+/// (each part in A's order), into `new_col_idx[k block_ptr[c]..]`, each with the `k` rows'
+/// values side by side in `new_values` (the rows share the pattern, so an entry's place in
+/// the row is the same in each); the block's own `k x k` entries into `diagonal_blocks[k^2
+/// c..]`, row-major. `state` holds each block's color in its low 32 bits. Launch: a warp per
+/// block.
+#[gpu::kernel(T = f32 | f64)]
+#[allow(clippy::too_many_arguments)] // the blocks, A, and the copy's arrays
+pub unsafe fn permute_blocks<T: Float>(
+    blocks: u32,
+    k: u32,
+    new_to_old: *const u32,
+    members: *const u32,
+    state: *const u64,
+    block_of: *const u32,
+    rank: *const u32,
+    row_ptr: *const u32,
+    col_idx: *const u32,
+    values: *const T,
+    block_ptr: *const u32,
+    rows_of: *mut u32,
+    upper_start: *mut u32,
+    new_col_idx: *mut u32,
+    new_values: *mut T,
+    diagonal_blocks: *mut T,
+) {
+    let c = warp_index_1d();
+    if c >= blocks {
+        return; // the whole warp
+    }
+    let (lane, ku) = (lane_id(), k as usize);
+    let below = (1u32 << lane) - 1;
+    // SAFETY (every access): c < blocks; old < blocks, its k members rows of A; q < the leader
+    // row's length, which each member row shares; columns < rows; each destination lies in
+    // block c's extent (k times its neighbour blocks) or its k x k block.
+    let old = unsafe { load_nc(new_to_old.add(c as usize)) };
+    let member = |t: usize| unsafe { load_nc(members.add(old as usize * ku + t)) } as usize;
+    if (lane as usize) < ku {
+        unsafe { *rows_of.add(c as usize * ku + lane as usize) = member(lane as usize) as u32 };
+    }
+    let color = unsafe { *state.add(old as usize) } as u32;
+    let leader_row = member(0);
+    let (start, len) = unsafe {
+        let start = load_nc(row_ptr.add(leader_row));
+        (start, load_nc(row_ptr.add(leader_row + 1)) - start)
+    };
+    // An entry of the leader row: (column, whether it is in the block, whether its block's
+    // color is lower).
+    let entry = |q: u32| {
+        if q >= len {
+            return (u32::MAX, false, false);
+        }
+        let col = unsafe { load_nc(col_idx.add((start + q) as usize)) };
+        let block = unsafe { load_nc(block_of.add(col as usize)) };
+        (col, block == old, block != old && (unsafe { *state.add(block as usize) } as u32) < color)
+    };
+    let mut lower_count = 0;
+    let mut base = 0;
+    while base < len {
+        lower_count += warp::ballot(entry(base + lane).2).count_ones();
+        base += WARP_SIZE;
+    }
+    let destination = k * unsafe { load_nc(block_ptr.add(c as usize)) };
+    if lane == 0 {
+        unsafe { *upper_start.add(c as usize) = destination + lower_count };
+    }
+    let (mut lower_seen, mut upper_seen) = (0, 0);
+    let mut base = 0;
+    while base < len {
+        let q = base + lane;
+        let (col, in_block, is_lower) = entry(q);
+        let is_upper = q < len && !in_block && !is_lower;
+        let (lowers, uppers) = (warp::ballot(is_lower), warp::ballot(is_upper));
+        if q < len {
+            let value =
+                |t: usize| unsafe { load_nc(values.add((load_nc(row_ptr.add(member(t))) + q) as usize)) };
+            if in_block {
+                let u = unsafe { load_nc(rank.add(col as usize)) } as usize;
+                for t in 0..ku {
+                    unsafe { *diagonal_blocks.add((c as usize * ku + t) * ku + u) = value(t) };
+                }
+            } else {
+                let to = if is_lower {
+                    destination + lower_seen + (lowers & below).count_ones()
+                } else {
+                    destination + lower_count + upper_seen + (uppers & below).count_ones()
+                } as usize;
+                unsafe { *new_col_idx.add(to) = col };
+                for t in 0..ku {
+                    unsafe { *new_values.add(to * ku + t) = value(t) };
+                }
+            }
+        }
+        lower_seen += lowers.count_ones();
+        upper_seen += uppers.count_ones();
+        base += WARP_SIZE;
+    }
+}
+
+/// Blocks `first..first + count` of the colored copy (one color), x in place, `W` lanes per
+/// block. The lanes sum each row's entries outside the block (of lower colors, and of higher
+/// colors from `upper_start[c]`: x gathered once per entry for the block's `k` rows), as
+/// `relax_color` does for one row, with the same sweeps (`abi::symgs`'s constants) and the
+/// same use of `carried`; then lane 0 relaxes the block's rows in order (backward: in reverse
+/// order) through its `k x k` diagonal block, each row taking its block neighbours' newest
+/// values. Launch: `W` threads per block, blocks a multiple of 32.
+#[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, T = f32 | f64)]
+#[allow(clippy::too_many_arguments)] // the color, the copy and the vectors
+pub unsafe fn relax_block<T: Float, const W: u32>(
+    sweep: u32,
+    k: u32,
+    first: u32,
+    count: u32,
+    rows_of: *const u32,
+    block_ptr: *const u32,
+    upper_start: *const u32,
+    col_idx: *const u32,
+    values: *const T,
+    diagonal_blocks: *const T,
+    carried: *mut T,
+    r: *const T,
+    x: *mut T,
+) {
+    let b = index_1d() / W;
+    let lane = lane_id() % W;
+    let c = first.wrapping_add(b) as usize;
+    let ku = k as usize;
+    // Groups past the color still take part in the shuffles, with no entries.
+    let (start, split, end) = if b < count {
+        // SAFETY: first + count <= blocks, so c < blocks and c + 1 <= blocks.
+        unsafe {
+            (k * load_nc(block_ptr.add(c)), load_nc(upper_start.add(c)), k * load_nc(block_ptr.add(c + 1)))
+        }
+    } else {
+        (0, 0, 0)
+    };
+    let mut lower = [T::ZERO; MAX_BLOCK_ROWS];
+    let mut upper = [T::ZERO; MAX_BLOCK_ROWS];
+    // SAFETY (both): start <= split <= end <= the copy's entries; k values per entry; columns
+    // < rows.
+    if !is_backward(sweep) {
+        unsafe { block_dot::<T, W>(start, split, lane, ku, col_idx, values, x, &mut lower) };
+    }
+    if reads_upper(sweep) {
+        unsafe { block_dot::<T, W>(split, end, lane, ku, col_idx, values, x, &mut upper) };
+    }
+    for t in 0..MAX_BLOCK_ROWS {
+        if t < ku {
+            lower[t] = warp::reduce_sum_groups(lower[t], W);
+            upper[t] = warp::reduce_sum_groups(upper[t], W);
+        }
+    }
+    if lane == 0 && b < count {
+        // SAFETY: c < blocks; only this group touches the block's rows of x and carried, and
+        // no other block of this color reads them.
+        unsafe { update_block(sweep, ku, c, &lower, &upper, rows_of, diagonal_blocks, carried, r, x) };
+    }
+}
+
+/// This lane's share, lanes `W` apart, of `sum_e values[k e + t] x[col_idx[e]]` over `begin..end`
+/// for each row t < k of the block, added to `sums[t]`; the entries read as in `group_dot`.
+///
+/// # Safety
+/// `begin..end` lies in the copy, `k` values per entry; columns are < the length of `x`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // the range, the lane, the copy, x and the sums
+unsafe fn block_dot<T: Float, const W: u32>(
+    begin: u32,
+    end: u32,
+    lane: u32,
+    k: usize,
+    col_idx: *const u32,
+    values: *const T,
+    x: *const T,
+    sums: &mut [T; MAX_BLOCK_ROWS],
+) {
+    let mut e = begin + lane;
+    // SAFETY: the caller's ranges.
+    unsafe {
+        // Two entries at a time: both gathers of x in flight.
+        while e + W < end {
+            let (c0, c1) =
+                (load_evict_first(col_idx.add(e as usize)), load_evict_first(col_idx.add((e + W) as usize)));
+            let (x0, x1) = (*x.add(c0 as usize), *x.add(c1 as usize));
+            for (t, sum) in sums.iter_mut().enumerate() {
+                if t < k {
+                    let v0 = load_evict_first(values.add(e as usize * k + t));
+                    let v1 = load_evict_first(values.add((e + W) as usize * k + t));
+                    *sum = v1.mul_add(x1, v0.mul_add(x0, *sum));
+                }
+            }
+            e += 2 * W;
+        }
+        if e < end {
+            let x0 = *x.add(load_evict_first(col_idx.add(e as usize)) as usize);
+            for (t, sum) in sums.iter_mut().enumerate() {
+                if t < k {
+                    *sum = load_evict_first(values.add(e as usize * k + t)).mul_add(x0, *sum);
+                }
+            }
+        }
+    }
+}
+
+/// Block `c`'s rows relaxed in order (backward: in reverse), from their sums outside the block
+/// as `update_row` takes them, and their block neighbours' newest values.
+///
+/// # Safety
+/// `c` < blocks; `rows_of` maps the copy's rows to rows of r and x; only this thread touches
+/// the block's rows of x and carried in the launch.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // the block, its sums and the vectors
+unsafe fn update_block<T: Float>(
+    sweep: u32,
+    k: usize,
+    c: usize,
+    lower: &[T; MAX_BLOCK_ROWS],
+    upper: &[T; MAX_BLOCK_ROWS],
+    rows_of: *const u32,
+    diagonal_blocks: *const T,
+    carried: *mut T,
+    r: *const T,
+    x: *mut T,
+) {
+    let backward = is_backward(sweep);
+    // The block's rows, their rest (r minus the sums outside the block) and current values.
+    let mut rows = [0usize; MAX_BLOCK_ROWS];
+    let mut rest = [T::ZERO; MAX_BLOCK_ROWS];
+    let mut value = [T::ZERO; MAX_BLOCK_ROWS];
+    let mut kept = [T::ZERO; MAX_BLOCK_ROWS];
+    let mut rhs = [T::ZERO; MAX_BLOCK_ROWS];
+    // SAFETY: the caller's bounds; every load comes before the stores (as in `update_row`).
+    unsafe {
+        for t in 0..k.min(MAX_BLOCK_ROWS) {
+            let row = c * k + t;
+            rows[t] = load_nc(rows_of.add(row)) as usize;
+            if sweep != FORWARD_FROM_ZERO {
+                value[t] = *x.add(rows[t]);
+            }
+            kept[t] = *carried.add(row);
+            if !backward {
+                rhs[t] = load_nc(r.add(rows[t]));
+            }
+        }
+        for t in 0..k.min(MAX_BLOCK_ROWS) {
+            let row = c * k + t;
+            if backward {
+                rest[t] = kept[t] - upper[t];
+                if sweep == BACKWARD_KEEPING_UPPER {
+                    *carried.add(row) = upper[t];
+                }
+            } else {
+                let r_minus_lower = rhs[t] - lower[t];
+                let upper = if sweep == FORWARD_KEPT_UPPER { kept[t] } else { upper[t] };
+                *carried.add(row) = r_minus_lower;
+                rest[t] = r_minus_lower - upper;
+            }
+        }
+        for step in 0..k.min(MAX_BLOCK_ROWS) {
+            let t = if backward { k - 1 - step } else { step };
+            let block_row = diagonal_blocks.add((c * k + t) * k);
+            let mut sum = rest[t];
+            for (u, &v) in value.iter().enumerate() {
+                if u < k && u != t {
+                    sum = (-load_nc(block_row.add(u))).mul_add(v, sum);
+                }
+            }
+            value[t] = sum / load_nc(block_row.add(t));
+            *x.add(rows[t]) = value[t];
+        }
+    }
+}
