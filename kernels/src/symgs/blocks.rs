@@ -216,17 +216,16 @@ pub unsafe fn permute_blocks<T: Float>(
 }
 
 /// Blocks `first..first + count` of the colored copy (one color), x in place, `W` lanes per
-/// block. The lanes sum each row's entries outside the block (of lower colors, and of higher
-/// colors from `upper_start[c]`: x gathered once per entry for the block's `k` rows), as
-/// `relax_color` does for one row, with the same sweeps (`abi::symgs`'s constants) and the
+/// block of `K` rows. The lanes sum each row's entries outside the block (of lower colors, and
+/// of higher colors from `upper_start[c]`: x gathered once per entry for the block's K rows),
+/// as `relax_color` does for one row, with the same sweeps (`abi::symgs`'s constants) and the
 /// same use of `carried`; then lane 0 relaxes the block's rows in order (backward: in reverse
-/// order) through its `k x k` diagonal block, each row taking its block neighbours' newest
+/// order) through its `K x K` diagonal block, each row taking its block neighbours' newest
 /// values. Launch: `W` threads per block, blocks a multiple of 32.
-#[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, T = f32 | f64)]
+#[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, K = 2 | 3 | 4, T = f32 | f64)]
 #[allow(clippy::too_many_arguments)] // the color, the copy and the vectors
-pub unsafe fn relax_block<T: Float, const W: u32>(
+pub unsafe fn relax_block<T: Float, const W: u32, const K: u32>(
     sweep: u32,
-    k: u32,
     first: u32,
     count: u32,
     rows_of: *const u32,
@@ -242,82 +241,106 @@ pub unsafe fn relax_block<T: Float, const W: u32>(
     let b = index_1d() / W;
     let lane = lane_id() % W;
     let c = first.wrapping_add(b) as usize;
-    let ku = k as usize;
     // Groups past the color still take part in the shuffles, with no entries.
     let (start, split, end) = if b < count {
         // SAFETY: first + count <= blocks, so c < blocks and c + 1 <= blocks.
         unsafe {
-            (k * load_nc(block_ptr.add(c)), load_nc(upper_start.add(c)), k * load_nc(block_ptr.add(c + 1)))
+            (K * load_nc(block_ptr.add(c)), load_nc(upper_start.add(c)), K * load_nc(block_ptr.add(c + 1)))
         }
     } else {
         (0, 0, 0)
     };
-    let mut lower = [T::ZERO; MAX_BLOCK_ROWS];
-    let mut upper = [T::ZERO; MAX_BLOCK_ROWS];
-    // SAFETY (both): start <= split <= end <= the copy's entries; k values per entry; columns
+    let zero = [T::ZERO; MAX_BLOCK_ROWS];
+    // SAFETY (both): start <= split <= end <= the copy's entries; K values per entry; columns
     // < rows.
-    if !is_backward(sweep) {
-        unsafe { block_dot::<T, W>(start, split, lane, ku, col_idx, values, x, &mut lower) };
-    }
-    if reads_upper(sweep) {
-        unsafe { block_dot::<T, W>(split, end, lane, ku, col_idx, values, x, &mut upper) };
-    }
-    for t in 0..MAX_BLOCK_ROWS {
-        if t < ku {
-            lower[t] = warp::reduce_sum_groups(lower[t], W);
-            upper[t] = warp::reduce_sum_groups(upper[t], W);
-        }
-    }
+    let lower = if !is_backward(sweep) {
+        unsafe { block_dot::<T, W, K>(start, split, lane, col_idx, values, x) }
+    } else {
+        zero
+    };
+    let upper = if reads_upper(sweep) {
+        unsafe { block_dot::<T, W, K>(split, end, lane, col_idx, values, x) }
+    } else {
+        zero
+    };
+    let (mut lower_sum, mut upper_sum) = (zero, zero);
+    each_row::<K>(|t| {
+        lower_sum[t] = warp::reduce_sum_groups(lower[t], W);
+        upper_sum[t] = warp::reduce_sum_groups(upper[t], W);
+    });
     if lane == 0 && b < count {
         // SAFETY: c < blocks; only this group touches the block's rows of x and carried, and
         // no other block of this color reads them.
-        unsafe { update_block(sweep, ku, c, &lower, &upper, rows_of, diagonal_blocks, carried, r, x) };
+        unsafe {
+            update_block::<T, K>(sweep, c, lower_sum, upper_sum, rows_of, diagonal_blocks, carried, r, x)
+        };
     }
 }
 
-/// This lane's share, lanes `W` apart, of `sum_e values[k e + t] x[col_idx[e]]` over `begin..end`
-/// for each row t < k of the block, added to `sums[t]`; the entries read as in `group_dot`.
+/// Calls `f(t)` for t in 0..K, each call with t a constant (no loop), so that arrays indexed by
+/// t stay in registers (a loop over them kept the f64 kernel's sums in local memory).
+#[inline(always)]
+fn each_row<const K: u32>(mut f: impl FnMut(usize)) {
+    f(0);
+    if K > 1 {
+        f(1);
+    }
+    if K > 2 {
+        f(2);
+    }
+    if K > 3 {
+        f(3);
+    }
+}
+
+/// As [`each_row`], t from K - 1 down to 0.
+#[inline(always)]
+fn each_row_reversed<const K: u32>(mut f: impl FnMut(usize)) {
+    if K > 3 {
+        f(3);
+    }
+    if K > 2 {
+        f(2);
+    }
+    if K > 1 {
+        f(1);
+    }
+    f(0);
+}
+
+/// This lane's share, lanes `W` apart, of `sum_e values[K e + t] x[col_idx[e]]` over
+/// `begin..end` for each row t < K of the block; the entries read as in `group_dot`, two
+/// gathers of x in flight.
 ///
 /// # Safety
-/// `begin..end` lies in the copy, `k` values per entry; columns are < the length of `x`.
+/// `begin..end` lies in the copy, `K` values per entry; columns are < the length of `x`.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)] // the range, the lane, the copy, x and the sums
-unsafe fn block_dot<T: Float, const W: u32>(
+unsafe fn block_dot<T: Float, const W: u32, const K: u32>(
     begin: u32,
     end: u32,
     lane: u32,
-    k: usize,
     col_idx: *const u32,
     values: *const T,
     x: *const T,
-    sums: &mut [T; MAX_BLOCK_ROWS],
-) {
+) -> [T; MAX_BLOCK_ROWS] {
+    let mut sums = [T::ZERO; MAX_BLOCK_ROWS];
+    // SAFETY (both): the caller's ranges.
+    let gather = |e: u32| unsafe { *x.add(load_evict_first(col_idx.add(e as usize)) as usize) };
+    let mut add = |e: u32, xe: T| {
+        let row_values = unsafe { values.add(e as usize * K as usize) };
+        each_row::<K>(|t| sums[t] = unsafe { load_evict_first(row_values.add(t)) }.mul_add(xe, sums[t]));
+    };
     let mut e = begin + lane;
-    // SAFETY: the caller's ranges.
-    unsafe {
-        // Two entries at a time: both gathers of x in flight.
-        while e + W < end {
-            let (c0, c1) =
-                (load_evict_first(col_idx.add(e as usize)), load_evict_first(col_idx.add((e + W) as usize)));
-            let (x0, x1) = (*x.add(c0 as usize), *x.add(c1 as usize));
-            for (t, sum) in sums.iter_mut().enumerate() {
-                if t < k {
-                    let v0 = load_evict_first(values.add(e as usize * k + t));
-                    let v1 = load_evict_first(values.add((e + W) as usize * k + t));
-                    *sum = v1.mul_add(x1, v0.mul_add(x0, *sum));
-                }
-            }
-            e += 2 * W;
-        }
-        if e < end {
-            let x0 = *x.add(load_evict_first(col_idx.add(e as usize)) as usize);
-            for (t, sum) in sums.iter_mut().enumerate() {
-                if t < k {
-                    *sum = load_evict_first(values.add(e as usize * k + t)).mul_add(x0, *sum);
-                }
-            }
-        }
+    while e + W < end {
+        let (x0, x1) = (gather(e), gather(e + W));
+        add(e, x0);
+        add(e + W, x1);
+        e += 2 * W;
     }
+    if e < end {
+        add(e, gather(e));
+    }
+    sums
 }
 
 /// Block `c`'s rows relaxed in order (backward: in reverse), from their sums outside the block
@@ -328,63 +351,59 @@ unsafe fn block_dot<T: Float, const W: u32>(
 /// the block's rows of x and carried in the launch.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // the block, its sums and the vectors
-unsafe fn update_block<T: Float>(
+unsafe fn update_block<T: Float, const K: u32>(
     sweep: u32,
-    k: usize,
     c: usize,
-    lower: &[T; MAX_BLOCK_ROWS],
-    upper: &[T; MAX_BLOCK_ROWS],
+    lower: [T; MAX_BLOCK_ROWS],
+    upper: [T; MAX_BLOCK_ROWS],
     rows_of: *const u32,
     diagonal_blocks: *const T,
     carried: *mut T,
     r: *const T,
     x: *mut T,
 ) {
-    let backward = is_backward(sweep);
-    // The block's rows, their rest (r minus the sums outside the block) and current values.
+    let (backward, k) = (is_backward(sweep), K as usize);
+    // The block's rows, what they carry, r, and their current values.
     let mut rows = [0usize; MAX_BLOCK_ROWS];
+    let (mut kept, mut rhs, mut value) =
+        ([T::ZERO; MAX_BLOCK_ROWS], [T::ZERO; MAX_BLOCK_ROWS], [T::ZERO; MAX_BLOCK_ROWS]);
+    // SAFETY (every access): the caller's bounds; every load comes before the stores (as in
+    // `update_row`).
+    each_row::<K>(|t| unsafe {
+        rows[t] = load_nc(rows_of.add(c * k + t)) as usize;
+        kept[t] = *carried.add(c * k + t);
+        if !backward {
+            rhs[t] = load_nc(r.add(rows[t]));
+        }
+        if sweep != FORWARD_FROM_ZERO {
+            value[t] = *x.add(rows[t]);
+        }
+    });
+    // Each row's r minus its sums outside the block.
     let mut rest = [T::ZERO; MAX_BLOCK_ROWS];
-    let mut value = [T::ZERO; MAX_BLOCK_ROWS];
-    let mut kept = [T::ZERO; MAX_BLOCK_ROWS];
-    let mut rhs = [T::ZERO; MAX_BLOCK_ROWS];
-    // SAFETY: the caller's bounds; every load comes before the stores (as in `update_row`).
-    unsafe {
-        for t in 0..k.min(MAX_BLOCK_ROWS) {
-            let row = c * k + t;
-            rows[t] = load_nc(rows_of.add(row)) as usize;
-            if sweep != FORWARD_FROM_ZERO {
-                value[t] = *x.add(rows[t]);
+    each_row::<K>(|t| unsafe {
+        let slot = carried.add(c * k + t);
+        if backward {
+            rest[t] = kept[t] - upper[t];
+            if sweep == BACKWARD_KEEPING_UPPER {
+                *slot = upper[t];
             }
-            kept[t] = *carried.add(row);
-            if !backward {
-                rhs[t] = load_nc(r.add(rows[t]));
-            }
+        } else {
+            let r_minus_lower = rhs[t] - lower[t];
+            *slot = r_minus_lower;
+            rest[t] = r_minus_lower - if sweep == FORWARD_KEPT_UPPER { kept[t] } else { upper[t] };
         }
-        for t in 0..k.min(MAX_BLOCK_ROWS) {
-            let row = c * k + t;
-            if backward {
-                rest[t] = kept[t] - upper[t];
-                if sweep == BACKWARD_KEEPING_UPPER {
-                    *carried.add(row) = upper[t];
-                }
-            } else {
-                let r_minus_lower = rhs[t] - lower[t];
-                let upper = if sweep == FORWARD_KEPT_UPPER { kept[t] } else { upper[t] };
-                *carried.add(row) = r_minus_lower;
-                rest[t] = r_minus_lower - upper;
+    });
+    let relax = |t: usize| unsafe {
+        let block_row = diagonal_blocks.add((c * k + t) * k);
+        let mut sum = rest[t];
+        each_row::<K>(|u| {
+            if u != t {
+                sum = (-load_nc(block_row.add(u))).mul_add(value[u], sum);
             }
-        }
-        for step in 0..k.min(MAX_BLOCK_ROWS) {
-            let t = if backward { k - 1 - step } else { step };
-            let block_row = diagonal_blocks.add((c * k + t) * k);
-            let mut sum = rest[t];
-            for (u, &v) in value.iter().enumerate() {
-                if u < k && u != t {
-                    sum = (-load_nc(block_row.add(u))).mul_add(v, sum);
-                }
-            }
-            value[t] = sum / load_nc(block_row.add(t));
-            *x.add(rows[t]) = value[t];
-        }
-    }
+        });
+        value[t] = sum / load_nc(block_row.add(t));
+        *x.add(rows[t]) = value[t];
+    };
+    if backward { each_row_reversed::<K>(relax) } else { each_row::<K>(relax) }
 }
