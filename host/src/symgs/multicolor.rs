@@ -945,7 +945,8 @@ impl<T: Scalar> GroupedCopy<T> {
                 first: k * s.first,
                 count: k * s.count,
                 nnz: k * k * s.nnz,
-                width: CsrPlan::width_for((k * s.nnz) as f64 / s.count as f64),
+                // Lane t < k of a block's group relaxes its row t.
+                width: CsrPlan::width_for((k * s.nnz) as f64 / s.count as f64).max(k.next_power_of_two()),
             })
             .collect();
         Ok(GroupedCopy {
@@ -1430,6 +1431,12 @@ impl<T: Scalar> MulticolorSmoother<T> {
                 "multicolor lanes per row apply to the CSR form (the sliced-ELL form has a thread per row)"
                     .into(),
             ));
+        }
+        let k = self.sweeps.copy.block_rows;
+        if lanes < k {
+            return Err(Error::InvalidInput(format!(
+                "multicolor lanes per block must be at least the block's {k} rows, got {lanes}"
+            )));
         }
         self.sweeps.copy.groups.iter_mut().for_each(|c| c.width = lanes);
         self.fixed_lanes = Some(lanes);

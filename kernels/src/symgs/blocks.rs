@@ -250,6 +250,12 @@ pub unsafe fn relax_block<T: Float, const W: u32, const K: u32>(
     } else {
         (0, 0, 0)
     };
+    // Lane t < K of the group holds row t of the block: what the update needs of it is
+    // loaded now, in the shadow of the dot products.
+    let row = (lane < K && b < count).then(|| c * K as usize + lane as usize);
+    // SAFETY: row < rows (c < blocks), its K x K block's row in range.
+    let own =
+        row.map(|row| unsafe { BlockRow::<T, K>::load(sweep, row, rows_of, diagonal_blocks, carried, r, x) });
     let zero = [T::ZERO; MAX_BLOCK_ROWS];
     // SAFETY (both): start <= split <= end <= the copy's entries; K values per entry; columns
     // < rows.
@@ -263,18 +269,37 @@ pub unsafe fn relax_block<T: Float, const W: u32, const K: u32>(
     } else {
         zero
     };
-    let (mut lower_sum, mut upper_sum) = (zero, zero);
+    // Each lane t < K takes its row's sums.
+    let (mut own_lower, mut own_upper) = (T::ZERO, T::ZERO);
     each_row::<K>(|t| {
-        lower_sum[t] = warp::reduce_sum_groups(lower[t], W);
-        upper_sum[t] = warp::reduce_sum_groups(upper[t], W);
+        let (l, u) = (warp::reduce_sum_groups(lower[t], W), warp::reduce_sum_groups(upper[t], W));
+        if lane as usize == t {
+            (own_lower, own_upper) = (l, u);
+        }
     });
-    if lane == 0 && b < count {
-        // SAFETY: c < blocks; only this group touches the block's rows of x and carried, and
-        // no other block of this color reads them.
-        unsafe {
-            update_block::<T, K>(sweep, c, lower_sum, upper_sum, rows_of, diagonal_blocks, carried, r, x)
-        };
-    }
+    let own = own.unwrap_or(BlockRow::EMPTY);
+    // SAFETY: only lane t of this group touches row t's slot of carried, and its x below.
+    let rest = unsafe { own.rest(sweep, row, own_lower, own_upper, carried) };
+    // Every lane keeps the block's current values; each step's row is relaxed by its lane and
+    // handed to the others.
+    let group_lane = lane_id() - lane;
+    let mut value = [T::ZERO; MAX_BLOCK_ROWS];
+    each_row::<K>(|u| value[u] = warp::shuffle_idx(own.value, group_lane + u as u32));
+    let relax = |t: usize| {
+        let mut sum = rest;
+        each_row::<K>(|u| {
+            if u != t {
+                sum = (-own.block[u]).mul_add(value[u], sum);
+            }
+        });
+        value[t] = warp::shuffle_idx(sum / own.block[t], group_lane + t as u32);
+        if row.is_some() && lane as usize == t {
+            // SAFETY: row t of this block: only this lane writes its x, no other block of the
+            // color reads it.
+            unsafe { *x.add(own.at) = value[t] };
+        }
+    };
+    if is_backward(sweep) { each_row_reversed::<K>(relax) } else { each_row::<K>(relax) }
 }
 
 /// Calls `f(t)` for t in 0..K, each call with t a constant (no loop), so that arrays indexed by
@@ -343,67 +368,75 @@ unsafe fn block_dot<T: Float, const W: u32, const K: u32>(
     sums
 }
 
-/// Block `c`'s rows relaxed in order (backward: in reverse), from their sums outside the block
-/// as `update_row` takes them, and their block neighbours' newest values.
-///
-/// # Safety
-/// `c` < blocks; `rows_of` maps the copy's rows to rows of r and x; only this thread touches
-/// the block's rows of x and carried in the launch.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)] // the block, its sums and the vectors
-unsafe fn update_block<T: Float, const K: u32>(
-    sweep: u32,
-    c: usize,
-    lower: [T; MAX_BLOCK_ROWS],
-    upper: [T; MAX_BLOCK_ROWS],
-    rows_of: *const u32,
-    diagonal_blocks: *const T,
-    carried: *mut T,
-    r: *const T,
-    x: *mut T,
-) {
-    let (backward, k) = (is_backward(sweep), K as usize);
-    // The block's rows, what they carry, r, and their current values.
-    let mut rows = [0usize; MAX_BLOCK_ROWS];
-    let (mut kept, mut rhs, mut value) =
-        ([T::ZERO; MAX_BLOCK_ROWS], [T::ZERO; MAX_BLOCK_ROWS], [T::ZERO; MAX_BLOCK_ROWS]);
-    // SAFETY (every access): the caller's bounds; every load comes before the stores (as in
-    // `update_row`).
-    each_row::<K>(|t| unsafe {
-        rows[t] = load_nc(rows_of.add(c * k + t)) as usize;
-        kept[t] = *carried.add(c * k + t);
-        if !backward {
-            rhs[t] = load_nc(r.add(rows[t]));
-        }
-        if sweep != FORWARD_FROM_ZERO {
-            value[t] = *x.add(rows[t]);
-        }
-    });
-    // Each row's r minus its sums outside the block.
-    let mut rest = [T::ZERO; MAX_BLOCK_ROWS];
-    each_row::<K>(|t| unsafe {
-        let slot = carried.add(c * k + t);
-        if backward {
-            rest[t] = kept[t] - upper[t];
-            if sweep == BACKWARD_KEEPING_UPPER {
-                *slot = upper[t];
+/// What lane t of a block's group keeps of row t for the block's update.
+#[derive(Clone, Copy)]
+struct BlockRow<T, const K: u32> {
+    /// Row t of the K x K diagonal block.
+    block: [T; MAX_BLOCK_ROWS],
+    /// `carried` at the row (r minus the lower sum backward, the kept upper sum forward).
+    kept: T,
+    /// r at the row (forward sweeps).
+    rhs: T,
+    /// x at the row (0 from zero).
+    value: T,
+    /// The row's index in r and x.
+    at: usize,
+}
+
+impl<T: Float, const K: u32> BlockRow<T, K> {
+    /// A lane without a row.
+    const EMPTY: Self =
+        BlockRow { block: [T::ZERO; MAX_BLOCK_ROWS], kept: T::ZERO, rhs: T::ZERO, value: T::ZERO, at: 0 };
+
+    /// # Safety
+    /// `row` < rows, the length of `rows_of` and `carried`, and its block row lies in
+    /// `diagonal_blocks`; `rows_of` maps to rows of r and x.
+    #[inline(always)]
+    unsafe fn load(
+        sweep: u32,
+        row: usize,
+        rows_of: *const u32,
+        diagonal_blocks: *const T,
+        carried: *const T,
+        r: *const T,
+        x: *const T,
+    ) -> Self {
+        let mut own = Self::EMPTY;
+        // SAFETY: the caller's bounds.
+        unsafe {
+            let i = load_nc(rows_of.add(row)) as usize;
+            own.at = i;
+            let block_row = diagonal_blocks.add(row * K as usize);
+            each_row::<K>(|u| own.block[u] = load_nc(block_row.add(u)));
+            own.kept = *carried.add(row);
+            if !is_backward(sweep) {
+                own.rhs = load_nc(r.add(i));
             }
+            if sweep != FORWARD_FROM_ZERO {
+                own.value = *x.add(i);
+            }
+        }
+        own
+    }
+
+    /// The row's r minus its sums outside the block, as `update_row` takes them; keeps in
+    /// `carried[row]` what the sweep keeps (the lanes without a row keep nothing).
+    ///
+    /// # Safety
+    /// `row` < rows, the length of `carried`, and no other thread touches carried[row].
+    #[inline(always)]
+    unsafe fn rest(&self, sweep: u32, row: Option<usize>, lower: T, upper: T, carried: *mut T) -> T {
+        let (rest, keep) = if is_backward(sweep) {
+            (self.kept - upper, (sweep == BACKWARD_KEEPING_UPPER).then_some(upper))
         } else {
-            let r_minus_lower = rhs[t] - lower[t];
-            *slot = r_minus_lower;
-            rest[t] = r_minus_lower - if sweep == FORWARD_KEPT_UPPER { kept[t] } else { upper[t] };
+            let r_minus_lower = self.rhs - lower;
+            let upper = if sweep == FORWARD_KEPT_UPPER { self.kept } else { upper };
+            (r_minus_lower - upper, Some(r_minus_lower))
+        };
+        if let (Some(row), Some(keep)) = (row, keep) {
+            // SAFETY: the caller's bounds.
+            unsafe { *carried.add(row) = keep };
         }
-    });
-    let relax = |t: usize| unsafe {
-        let block_row = diagonal_blocks.add((c * k + t) * k);
-        let mut sum = rest[t];
-        each_row::<K>(|u| {
-            if u != t {
-                sum = (-load_nc(block_row.add(u))).mul_add(value[u], sum);
-            }
-        });
-        value[t] = sum / load_nc(block_row.add(t));
-        *x.add(rows[t]) = value[t];
-    };
-    if backward { each_row_reversed::<K>(relax) } else { each_row::<K>(relax) }
+        rest
+    }
 }
