@@ -43,6 +43,16 @@
 //! read in sliced-ELL form, as NVIDIA's HPCG does (a thread per row, loads coalesced across
 //! the warp; [`CopyForm`]); the others in CSR, each row given the lanes its color's mean row
 //! length calls for ([`CsrPlan::width_for`]).
+//!
+//! A matrix of node blocks (every row sharing its pattern with the same number k - 1 of
+//! others, 2 <= k <= 4: the unknowns of a mesh node; `super::blocks`) is colored by blocks
+//! instead: rows of one pattern neighbour each other, so a coloring of rows takes k times the
+//! colors. The copy keeps each block's rows in turn, its entries outside the diagonal block
+//! once per block with the k rows' values side by side (x gathered once for k rows), and the
+//! sweep relaxes a block's rows one after another through its k x k diagonal block: still the
+//! sequential sweep of the renumbered matrix. Its last color is relaxed again going back, and
+//! a sweep that follows another relaxes its first color again: a block's rows read each
+//! other's new values.
 
 use abi::symgs::{BACKWARD, BACKWARD_KEEPING_UPPER, FORWARD, FORWARD_FROM_ZERO, FORWARD_KEPT_UPPER};
 use rayon::prelude::*;
@@ -1082,7 +1092,9 @@ impl<T: Scalar> GroupedCopy<T> {
     /// reason a sweep that follows another skips its first group, and its forward half takes
     /// each row's sum over higher groups from the backward half before (no higher group has
     /// changed since), which that one kept in `carried` (but the first group's, whose slots
-    /// keep r). The last group has no higher entries: it never keeps or takes a sum.
+    /// keep r). The last group has no higher entries: it never keeps or takes a sum. A copy of
+    /// node blocks relaxes its last group again going back, and its first group again after
+    /// another sweep (from all its entries): a block's rows read each other's new values.
     fn queue_sweep(
         &self,
         queue: Queue<'_>,
