@@ -85,6 +85,10 @@ pub(crate) struct SymgsArgs {
     /// order, on the host).
     #[arg(long, default_value = "auto")]
     coloring: String,
+    /// multicolor: lanes per row (per block of rows where the matrix has node blocks), 2, 4,
+    /// 8, 16 or 32, instead of the width each color's mean row length calls for.
+    #[arg(long)]
+    lanes: Option<u32>,
     /// Symmetric sweeps (symgs) in one call (multicolor and level copies carry work from one
     /// sweep to the next), timed together after an untimed call.
     #[arg(long, default_value_t = 1)]
@@ -672,6 +676,10 @@ pub(crate) fn smoother<'m, T: Scalar>(
                 smoother.ell_colors(),
                 smoother.ell_padding().map_or("not worked out".into(), |p| format!("{p:.3}"))
             );
+            let smoother = match args.lanes {
+                Some(lanes) => smoother.with_lanes_per_row(lanes)?,
+                None => smoother,
+            };
             Some(Box::new(smoother.use_graph(args.variant == "multicolor")))
         }
         "cusparse" => Some(Box::new(CusparseSymgs::new(gpu, lib, matrix, a)?)),

@@ -334,7 +334,7 @@ fn each_row_reversed<const K: u32>(mut f: impl FnMut(usize)) {
 }
 
 /// This lane's share, lanes `W` apart, of `sum_e values[K e + t] x[col_idx[e]]` over
-/// `begin..end` for each row t < K of the block; the entries read as in `group_dot`, two
+/// `begin..end` for each row t < K of the block; the entries read as in `group_dot`, four
 /// gathers of x in flight.
 ///
 /// # Safety
@@ -356,14 +356,17 @@ unsafe fn block_dot<T: Float, const W: u32, const K: u32>(
         each_row::<K>(|t| sums[t] = unsafe { load_evict_first(row_values.add(t)) }.mul_add(xe, sums[t]));
     };
     let mut e = begin + lane;
-    while e + W < end {
-        let (x0, x1) = (gather(e), gather(e + W));
-        add(e, x0);
-        add(e + W, x1);
-        e += 2 * W;
+    while e + 3 * W < end {
+        let xs = [gather(e), gather(e + W), gather(e + 2 * W), gather(e + 3 * W)];
+        add(e, xs[0]);
+        add(e + W, xs[1]);
+        add(e + 2 * W, xs[2]);
+        add(e + 3 * W, xs[3]);
+        e += 4 * W;
     }
-    if e < end {
+    while e < end {
         add(e, gather(e));
+        e += W;
     }
     sums
 }
