@@ -955,8 +955,11 @@ impl<T: Scalar> GroupedCopy<T> {
                 first: k * s.first,
                 count: k * s.count,
                 nnz: k * k * s.nnz,
-                // Lane t < k of a block's group relaxes its row t.
-                width: CsrPlan::width_for((k * s.nnz) as f64 / s.count as f64).max(k.next_power_of_two()),
+                // At most 8 lanes a block: a color's groups then fit in fewer waves, each lane
+                // with more gathers in flight (FEM blocks of 2-4 rows: 12-31% faster than 16 or
+                // 32 lanes on four of six matrices, PERF.md); lane t < k relaxes row t.
+                width: CsrPlan::width_for((k * s.nnz) as f64 / s.count as f64)
+                    .clamp(k.next_power_of_two(), 8),
             })
             .collect();
         Ok(GroupedCopy {
@@ -1431,7 +1434,8 @@ impl<T: Scalar> MulticolorSmoother<T> {
     }
 
     /// Gives every color's rows `lanes` lanes each (2, 4, 8, 16 or 32) instead of the width
-    /// its mean row length calls for, in the CSR form. Any width gives the same result.
+    /// its mean row length calls for, in the CSR form; with node blocks, every block `lanes`
+    /// lanes, at least its rows. Any width gives the same result.
     pub fn with_lanes_per_row(mut self, lanes: u32) -> Result<Self> {
         if !lanes.is_power_of_two() || !(2..=32).contains(&lanes) {
             return Err(Error::InvalidInput(format!(
