@@ -680,7 +680,7 @@ pub(crate) fn smoother<'m, T: Scalar>(
                 Some(lanes) => smoother.with_lanes_per_row(lanes)?,
                 None => smoother,
             };
-            Some(Box::new(smoother.use_graph(args.variant == "multicolor")))
+            Some(Box::new(smoother.use_graph(args.variant != "multicolor-launches")))
         }
         "cusparse" => Some(Box::new(CusparseSymgs::new(gpu, lib, matrix, a)?)),
         other => {
