@@ -302,26 +302,20 @@ pub unsafe fn relax_block<T: Float, const W: u32, const K: u32>(
     if is_backward(sweep) { each_row_reversed::<K>(relax) } else { each_row::<K>(relax) }
 }
 
-/// Entries a lane of [`block_dot`] gathers in one round.
-const GATHERS: usize = 8;
-
-/// Calls `f(t)` for t in 0..N (N <= 8), each call with t a constant (no loop), so that arrays
-/// indexed by t stay in registers (a loop over them kept the f64 kernel's sums in local
-/// memory).
+/// Calls `f(t)` for t in 0..K, each call with t a constant (no loop), so that arrays indexed by
+/// t stay in registers (a loop over them kept the f64 kernel's sums in local memory).
 #[inline(always)]
-fn unrolled<const N: u32>(mut f: impl FnMut(usize)) {
+fn each_row<const K: u32>(mut f: impl FnMut(usize)) {
     f(0);
-    for t in 1..8 {
-        if N > t as u32 {
-            f(t);
-        }
+    if K > 1 {
+        f(1);
     }
-}
-
-/// [`unrolled`] over the rows of a block of `K`.
-#[inline(always)]
-fn each_row<const K: u32>(f: impl FnMut(usize)) {
-    unrolled::<K>(f)
+    if K > 2 {
+        f(2);
+    }
+    if K > 3 {
+        f(3);
+    }
 }
 
 /// As [`each_row`], t from K - 1 down to 0.
@@ -340,7 +334,8 @@ fn each_row_reversed<const K: u32>(mut f: impl FnMut(usize)) {
 }
 
 /// This lane's share, lanes `W` apart, of `sum_e values[K e + t] x[col_idx[e]]` over
-/// `begin..end` for each row t < K of the block; the entries read as in `group_dot`.
+/// `begin..end` for each row t < K of the block; the entries read as in `group_dot`, four
+/// gathers of x in flight.
 ///
 /// # Safety
 /// `begin..end` lies in the copy, `K` values per entry; columns are < the length of `x`.
@@ -360,22 +355,18 @@ unsafe fn block_dot<T: Float, const W: u32, const K: u32>(
         let row_values = unsafe { values.add(e as usize * K as usize) };
         each_row::<K>(|t| sums[t] = unsafe { load_evict_first(row_values.add(t)) }.mul_add(xe, sums[t]));
     };
-    // Up to GATHERS entries a round, all their gathers of x in flight: a lane's entries of a
-    // block (about ten at 8 lanes) take two rounds of dependent loads.
     let mut e = begin + lane;
+    while e + 3 * W < end {
+        let xs = [gather(e), gather(e + W), gather(e + 2 * W), gather(e + 3 * W)];
+        add(e, xs[0]);
+        add(e + W, xs[1]);
+        add(e + 2 * W, xs[2]);
+        add(e + 3 * W, xs[3]);
+        e += 4 * W;
+    }
     while e < end {
-        let mut xs = [T::ZERO; GATHERS];
-        unrolled::<{ GATHERS as u32 }>(|j| {
-            if e + j as u32 * W < end {
-                xs[j] = gather(e + j as u32 * W);
-            }
-        });
-        unrolled::<{ GATHERS as u32 }>(|j| {
-            if e + j as u32 * W < end {
-                add(e + j as u32 * W, xs[j]);
-            }
-        });
-        e += GATHERS as u32 * W;
+        add(e, gather(e));
+        e += W;
     }
     sums
 }
