@@ -73,7 +73,8 @@ pub(crate) struct SymgsArgs {
     /// `cpu`, `ready-done` (the GPU101 report), `levels`, `levels-graph`, `level-copies` (few
     /// wide levels, symmetric patterns), `sync-free`, `sync-free-values`, `multicolor` (a different smoother, replayed from a CUDA graph),
     /// `multicolor-launches` (the same, launched kernel by kernel), `multicolor-csr` and
-    /// `multicolor-ell` (the copy read in that form whatever its padding), `cusparse`; for pcg
+    /// `multicolor-ell` (rows colored one by one, not by node blocks, the copy read in that
+    /// form whatever its padding), `cusparse`; for pcg
     /// also `none`.
     #[arg(long, default_value = "levels-graph")]
     variant: String,
