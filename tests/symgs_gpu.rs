@@ -482,6 +482,23 @@ fn multicolor_blocks_match_the_sequential_sweep<T: Scalar>() {
             let what = format!("{what} from zero ({})", s.name());
             compare(&gpu.download(&dx).unwrap(), &from_zero, 1e-3).check(&what, tolerance(&a)).unwrap();
         }
+        // Any lanes a block from its rows up: the same sweep to rounding; fewer are refused.
+        let mut one_sweep = vec![T::ZERO; a.rows()];
+        order.sweep_cpu(&r, &mut one_sweep).unwrap();
+        for lanes in [dof.next_power_of_two() as u32, 32] {
+            let mut s = MulticolorSmoother::from_matrix(&gpu, &m, ColoringMethod::Auto)
+                .and_then(|s| s.with_lanes_per_row(lanes))
+                .unwrap();
+            let mut dx = gpu.zeros::<T>(a.rows()).unwrap();
+            s.sweep(&gpu, &dr, &mut dx).unwrap();
+            let what = format!("{what}, {lanes} lanes a block");
+            compare(&gpu.download(&dx).unwrap(), &one_sweep, 1e-3).check(&what, tolerance(&a)).unwrap();
+        }
+        if dof > 2 {
+            let err = MulticolorSmoother::from_matrix(&gpu, &m, ColoringMethod::Auto)
+                .and_then(|s| s.with_lanes_per_row(2));
+            assert!(err.is_err_and(|e| e.to_string().contains("at least")), "{what}: 2 lanes a block");
+        }
     }
     // No shared patterns, or blocks of two sizes ([F3 0; 0 F2]), or one row set apart.
     let (f3, f2) = (fem([4, 4, 3], 3), fem([3, 3, 3], 2));
@@ -618,6 +635,8 @@ fn symgs_pcg_converges_with_every_smoother() {
     for (name, a) in [
         ("stencil27 24^3", generate::stencil27::<f64>(24, 24, 24).unwrap()),
         ("random spd 20000", generate::random_spd::<f64>(20_000, 27, 1).unwrap()),
+        // Multicolor on node blocks.
+        ("shuffle:fem:10", spec("shuffle:fem:10,seed=2")),
     ] {
         let m = SymgsMatrix::upload(&gpu, &a).unwrap();
         let b = random_vec::<f64>(a.rows(), 6);

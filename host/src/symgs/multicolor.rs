@@ -800,13 +800,15 @@ struct SlicedEll<T> {
 /// matrix keeps the locality of its x reads). Each row's entries of lower groups come first.
 pub(crate) struct GroupedCopy<T> {
     /// The rows in group order without their diagonal: CSR arrays (the relax kernels need no
-    /// SpMV analysis); the column indices and values are dropped once `ell` holds them.
+    /// SpMV analysis); the column indices and values are dropped once `ell` holds them. With
+    /// node blocks, a pointer per block counting its neighbour blocks (k entries each), and
+    /// k values per entry.
     off_diagonal: (CudaSlice<u32>, CudaSlice<u32>, CudaSlice<T>),
     ell: Option<SlicedEll<T>>,
     /// Entries of the sliced-ELL form, padding included, per nonzero of the copy, where it
     /// was worked out.
     ell_padding: Option<f64>,
-    /// Where each row's entries of higher groups start.
+    /// Where each row's (each node block's) entries of higher groups start.
     upper_start: CudaSlice<u32>,
     /// a_ii in group order; with blocks, each block's `k x k` diagonal block, row-major.
     diagonal: CudaSlice<T>,
