@@ -219,9 +219,10 @@ pub unsafe fn permute_blocks<T: Float>(
 /// block of `K` rows. The lanes sum each row's entries outside the block (of lower colors, and
 /// of higher colors from `upper_start[c]`: x gathered once per entry for the block's K rows),
 /// as `relax_color` does for one row, with the same sweeps (`abi::symgs`'s constants) and the
-/// same use of `carried`; then lane 0 relaxes the block's rows in order (backward: in reverse
-/// order) through its `K x K` diagonal block, each row taking its block neighbours' newest
-/// values. Launch: `W` threads per block, blocks a multiple of 32.
+/// same use of `carried`; then the group relaxes the block's rows in order (backward: in
+/// reverse order) through its `K x K` diagonal block, each row taking its block neighbours'
+/// newest values: lane t holds row t, and shuffles hand each new value to the other lanes.
+/// Launch: `W >= K` threads per block, blocks a multiple of 32.
 #[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, K = 2 | 3 | 4, T = f32 | f64)]
 #[allow(clippy::too_many_arguments)] // the color, the copy and the vectors
 pub unsafe fn relax_block<T: Float, const W: u32, const K: u32>(
