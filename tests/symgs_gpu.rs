@@ -370,29 +370,39 @@ fn multicolor_matches_its_reference<T: Scalar>() {
                 let plain = gpu.download(&dx_launches).unwrap();
                 assert!(got.iter().zip(&plain).all(|(g, p)| g == p), "{what}: graph and launches differ");
             }
-            // 1, 2 and 3 sweeps in one call, each after the first taking over the upper sums
-            // of the one before: the values of as many calls, to the bit.
-            for s in [&mut smoother, &mut launches] {
-                let mut separate = gpu.zeros::<T>(a.rows()).unwrap();
-                for count in 1..=3 {
-                    s.sweep(&gpu, &dr, &mut separate).unwrap();
-                    let mut together = gpu.zeros::<T>(a.rows()).unwrap();
-                    s.sweeps(&gpu, &dr, &mut together, count).unwrap();
-                    let (expect, got) = (gpu.download(&separate).unwrap(), gpu.download(&together).unwrap());
-                    assert!(expect == got, "{what} {}: {count} sweeps in one call ({})", T::NAME, s.name());
-                }
-            }
-            // From zero (a preconditioner's sweep), whatever x holds: the forward sweep reads
-            // only the entries of lower colors.
-            let mut from_zero = vec![T::ZERO; a.rows()];
-            order.sweep_cpu(&r, &mut from_zero).unwrap();
-            for s in [&mut smoother, &mut launches] {
-                let mut dx = gpu.upload(&random_vec::<T>(a.rows(), 9)).unwrap();
-                s.sweep_from_zero(&gpu, &dr, &mut dx).unwrap();
-                let what = format!("{what} {} from zero ({})", T::NAME, s.name());
-                compare(&gpu.download(&dx).unwrap(), &from_zero, 1e-3).check(&what, tolerance(&a)).unwrap();
-            }
+            sweeps_in_one_call_and_from_zero(&gpu, [&mut smoother, &mut launches], order, &a, &r, &what);
         }
+    }
+}
+
+/// 1, 2 and 3 sweeps in one call, each after the first taking over the upper sums of the one
+/// before: the values of as many calls, to the bit. From zero (a preconditioner's sweep),
+/// whatever x holds: the CPU multicolor sweep of `order` from zero.
+fn sweeps_in_one_call_and_from_zero<T: Scalar>(
+    gpu: &Gpu,
+    smoothers: [&mut MulticolorSmoother<T>; 2],
+    order: &MulticolorOrder<T>,
+    a: &Csr<T>,
+    r: &[T],
+    what: &str,
+) {
+    let dr = gpu.upload(r).unwrap();
+    let mut from_zero = vec![T::ZERO; a.rows()];
+    order.sweep_cpu(r, &mut from_zero).unwrap();
+    for s in smoothers {
+        let what = format!("{what} {} ({})", T::NAME, s.name());
+        let mut separate = gpu.zeros::<T>(a.rows()).unwrap();
+        for count in 1..=3 {
+            s.sweep(gpu, &dr, &mut separate).unwrap();
+            let mut together = gpu.zeros::<T>(a.rows()).unwrap();
+            s.sweeps(gpu, &dr, &mut together, count).unwrap();
+            let (expect, got) = (gpu.download(&separate).unwrap(), gpu.download(&together).unwrap());
+            assert!(expect == got, "{what}: {count} sweeps in one call");
+        }
+        let mut dx = gpu.upload(&random_vec::<T>(a.rows(), 9)).unwrap();
+        s.sweep_from_zero(gpu, &dr, &mut dx).unwrap();
+        let what = format!("{what} from zero");
+        compare(&gpu.download(&dx).unwrap(), &from_zero, 1e-3).check(&what, tolerance(a)).unwrap();
     }
 }
 
@@ -466,22 +476,7 @@ fn multicolor_blocks_match_the_sequential_sweep<T: Scalar>() {
                 "{what} sweep {sweep}: graph and launches differ"
             );
         }
-        for s in [&mut smoother, &mut launches] {
-            let mut separate = gpu.zeros::<T>(a.rows()).unwrap();
-            for count in 1..=3 {
-                s.sweep(&gpu, &dr, &mut separate).unwrap();
-                let mut together = gpu.zeros::<T>(a.rows()).unwrap();
-                s.sweeps(&gpu, &dr, &mut together, count).unwrap();
-                let (expect, got) = (gpu.download(&separate).unwrap(), gpu.download(&together).unwrap());
-                assert!(expect == got, "{what}: {count} sweeps in one call ({})", s.name());
-            }
-            let mut from_zero = vec![T::ZERO; a.rows()];
-            order.sweep_cpu(&r, &mut from_zero).unwrap();
-            let mut dx = gpu.upload(&random_vec::<T>(a.rows(), 9)).unwrap();
-            s.sweep_from_zero(&gpu, &dr, &mut dx).unwrap();
-            let what = format!("{what} from zero ({})", s.name());
-            compare(&gpu.download(&dx).unwrap(), &from_zero, 1e-3).check(&what, tolerance(&a)).unwrap();
-        }
+        sweeps_in_one_call_and_from_zero(&gpu, [&mut smoother, &mut launches], &order, &a, &r, &what);
         // Any lanes a block from its rows up: the same sweep to rounding; fewer are refused.
         let mut one_sweep = vec![T::ZERO; a.rows()];
         order.sweep_cpu(&r, &mut one_sweep).unwrap();
