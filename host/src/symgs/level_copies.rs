@@ -1,5 +1,5 @@
 //! Level scheduling on a copy of the matrix whose rows are grouped by their level in the
-//! forward sweep (the [`GroupedCopy`] the multicolor smoother uses, with levels for colors),
+//! forward sweep (the `GroupedCopy` the multicolor smoother uses, with levels for colors),
 //! one launch per level, x updated in place. The rows of a level never neighbour each other;
 //! a row's neighbours in earlier levels are exactly those before it in row order, which the
 //! sequential sweep has already updated, and those in later levels the ones after it. So each

@@ -1328,7 +1328,7 @@ impl<T: Scalar> GroupedSweeps<T> {
 }
 
 /// The multicolor smoother on the GPU: its own copy of the matrix with the rows in color
-/// order ([`GroupedCopy`]). The forward sweep keeps each row's r minus its sum over its lower
+/// order (`GroupedCopy`). The forward sweep keeps each row's r minus its sum over its lower
 /// colors, which no launch changes before the row's backward update, so the backward sweep
 /// reads only the upper parts.
 pub struct MulticolorSmoother<T> {
@@ -1361,7 +1361,7 @@ impl<T: Scalar> MulticolorSmoother<T> {
     }
 
     /// Colors the matrix with `method` and sorts its rows by color on the GPU, from the copy
-    /// the exact-order smoothers and PCG use ([`GroupedCopy::sorted`]); the greedy coloring is
+    /// the exact-order smoothers and PCG use (`GroupedCopy::sorted`); the greedy coloring is
     /// computed on the host from the downloaded pattern. The sweep reads the copy in sliced-ELL
     /// form where its padding is small ([`CopyForm`]), else in CSR.
     ///
