@@ -166,6 +166,13 @@ impl<T> Csr<T> {
     }
 }
 
+/// A matrix whose entries lie further from the diagonal than this fraction of the rows on
+/// average ([`Csr::mean_diagonal_distance`]) has no row order to follow: random columns lie
+/// about a third of the rows away, renumbered meshes 0.24-0.33, meshes and stencils in their
+/// generated order 0.0004-0.02 (PERF.md). The SpMV renumbers such matrices where that pays;
+/// the multicolor coloring follows no row order on them.
+pub const UNORDERED_MEAN_DISTANCE: f64 = 0.1;
+
 impl<T: Scalar> Csr<T> {
     /// The main diagonal (`min(rows, cols)` values, zero where no entry is stored).
     pub fn diagonal(&self) -> Vec<T> {

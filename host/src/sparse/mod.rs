@@ -18,7 +18,7 @@ pub mod hll;
 
 pub use bsr::Bsr;
 pub use coo::Coo;
-pub use csr::{Csr, RowStats};
+pub use csr::{Csr, RowStats, UNORDERED_MEAN_DISTANCE};
 pub use generate::GenSpec;
 pub use hll::{DEFAULT_HACK_SIZE, Hll, HllLayout};
 

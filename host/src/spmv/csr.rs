@@ -18,7 +18,7 @@ use crate::gpu::{CudaSlice, Gpu, Launch};
 use crate::kernels::blas1;
 use crate::kernels::spmv::csr as kernels;
 use crate::memory::Footprint;
-use crate::sparse::{Csr, inverse_permutation, split_at_bounds};
+use crate::sparse::{Csr, UNORDERED_MEAN_DISTANCE, inverse_permutation, split_at_bounds};
 
 /// A CSR matrix in device memory, with the analysis the adaptive kernel uses.
 pub struct DeviceCsr<T> {
@@ -82,17 +82,12 @@ struct Renumbered<T> {
     scratch: Mutex<(CudaSlice<T>, CudaSlice<T>)>,
 }
 
-/// Entries at least this far from the diagonal on average (a fraction of the rows) mark a
-/// matrix with no row order to follow: random columns lie about a third of the rows away,
-/// meshes and stencils in their generated order under a hundredth.
-const UNORDERED_DISTANCE: f64 = 0.1;
-
 /// How many times nearer the diagonal the breadth-first order must bring the entries to be
 /// tried: it does so 10-40 times on renumbered meshes, not at all on random graphs.
 const RENUMBER_GAIN: f64 = 4.0;
 
 impl<T: Scalar> Renumbered<T> {
-    /// `a` renumbered where it is square, unordered ([`UNORDERED_DISTANCE`]), its breadth-first
+    /// `a` renumbered where it is square, unordered ([`UNORDERED_MEAN_DISTANCE`]), its breadth-first
     /// order brings the entries [`RENUMBER_GAIN`] times nearer the diagonal and the device has
     /// room for the copy; None otherwise.
     fn new(gpu: &Gpu, a: &Csr<T>) -> Result<Option<Self>> {
@@ -100,7 +95,7 @@ impl<T: Scalar> Renumbered<T> {
             return Ok(None);
         }
         let before = a.mean_diagonal_distance(None);
-        if before < UNORDERED_DISTANCE {
+        if before < UNORDERED_MEAN_DISTANCE {
             return Ok(None);
         }
         // Levels wider than twice the wanted distance: refused before the order is complete.

@@ -5,7 +5,6 @@
 //! colors of blocks where its rows take 32) and the sweep relaxes each block's rows in turn.
 
 use super::SymgsMatrix;
-use super::multicolor::pattern_symmetric;
 use crate::Scalar;
 use crate::error::Result;
 use crate::gpu::{CudaSlice, Gpu, Launch};
@@ -36,7 +35,7 @@ pub(crate) struct NodeBlocks {
 /// numbered on the host from the rows' lowest members, and their graph built on the GPU.
 pub(crate) fn node_blocks<T: Scalar>(gpu: &Gpu, m: &SymgsMatrix<T>) -> Result<Option<NodeBlocks>> {
     let (n, csr) = (m.rows, &m.csr);
-    if n == 0 || !pattern_symmetric(gpu, n, &csr.row_ptr, &csr.col_idx)? {
+    if n == 0 || !m.pattern_symmetric(gpu)? {
         return Ok(None);
     }
     let rows = n as u32;

@@ -19,7 +19,7 @@
 //! sequential one).
 
 use super::levels::{DeviceLevels, levels_gpu};
-use super::multicolor::{GroupedCopy, GroupedSweeps, pattern_symmetric};
+use super::multicolor::{GroupedCopy, GroupedSweeps};
 use super::{Direction, Smoother, SymgsMatrix};
 use crate::Scalar;
 use crate::error::{Error, Result};
@@ -40,7 +40,7 @@ impl<T: Scalar> LevelCopySmoother<T> {
     pub fn new(gpu: &Gpu, m: &SymgsMatrix<T>) -> Result<Self> {
         // In place, a row of an unsymmetric pattern could read a later row's new value: that
         // row need not wait for it, so it may share its level or come before.
-        if !pattern_symmetric(gpu, m.rows, &m.csr.row_ptr, &m.csr.col_idx)? {
+        if !m.pattern_symmetric(gpu)? {
             return Err(Error::InvalidInput(
                 "level copies need a structurally symmetric matrix (a_ij stored iff a_ji is); \
                  the sync-free smoother takes any pattern"

@@ -30,6 +30,8 @@ pub mod sync_free;
 
 pub use cpu::Direction;
 
+use std::sync::OnceLock;
+
 use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::gpu::{CudaSlice, Gpu};
@@ -43,12 +45,29 @@ pub struct SymgsMatrix<T> {
     pub rows: usize,
     pub csr: DeviceCsr<T>,
     pub diagonal: CudaSlice<T>,
+    /// Whether the pattern is structurally symmetric, once a smoother has asked.
+    symmetric_pattern: OnceLock<bool>,
 }
 
 impl<T: Scalar> SymgsMatrix<T> {
     pub fn upload(gpu: &Gpu, a: &Csr<T>) -> Result<Self> {
         let diagonal = cpu::checked_diagonal(a)?;
-        Ok(SymgsMatrix { rows: a.rows(), csr: DeviceCsr::upload(gpu, a)?, diagonal: gpu.upload(&diagonal)? })
+        Ok(SymgsMatrix {
+            rows: a.rows(),
+            csr: DeviceCsr::upload(gpu, a)?,
+            diagonal: gpu.upload(&diagonal)?,
+            symmetric_pattern: OnceLock::new(),
+        })
+    }
+
+    /// Whether a_ij is stored wherever a_ji is (level copies, node blocks and the coloring
+    /// need to know): checked on the GPU the first time it is asked.
+    pub(crate) fn pattern_symmetric(&self, gpu: &Gpu) -> Result<bool> {
+        if let Some(&symmetric) = self.symmetric_pattern.get() {
+            return Ok(symmetric);
+        }
+        let symmetric = multicolor::pattern_symmetric(gpu, self.rows, &self.csr.row_ptr, &self.csr.col_idx)?;
+        Ok(*self.symmetric_pattern.get_or_init(|| symmetric))
     }
 
     /// Checks that r and x have one value per row.

@@ -67,7 +67,7 @@ use crate::gpu::{CudaSlice, Gpu, GraphReplay, L2SetAside, Launch, Queue, keep_in
 use crate::kernels::symgs::blocks as kernels_blocks;
 use crate::kernels::symgs::breadth_first as kernels_bfs;
 use crate::kernels::symgs::multicolor as kernels;
-use crate::sparse::Csr;
+use crate::sparse::{Csr, UNORDERED_MEAN_DISTANCE};
 use crate::spmv::csr::CsrPlan;
 use crate::vendor::device_ptr;
 
@@ -139,11 +139,6 @@ impl ColoringMethod {
 /// Jones-Plassmann rounds that break degree ties by row order; later rounds use a hash.
 pub const ROW_ORDER_ROUNDS: u32 = 2048;
 
-/// A matrix whose entries lie further from the diagonal than this fraction of n on average
-/// has no row order to follow: renumbered meshes measure 0.24-0.33, meshes in their own order
-/// 0.0004-0.02 (PERF.md).
-pub const UNORDERED_MEAN_DISTANCE: f64 = 0.1;
-
 /// Components of the pattern the breadth-first levels start before they are given up (each
 /// costs a search over the rows): the levels are for meshes, not for many small blocks.
 const MAX_COMPONENTS: usize = 64;
@@ -205,10 +200,9 @@ pub fn greedy_coloring_in_order<T: Scalar>(a: &Csr<T>, order: impl IntoIterator<
 fn jones_plassmann<T: Scalar>(gpu: &Gpu, a: &Csr<T>, method: ColoringMethod) -> Result<Coloring> {
     check_square(a.rows(), a.cols())?;
     let (row_ptr, col_idx) = (gpu.upload(a.row_ptr())?, gpu.upload(a.col_indices())?);
-    let (state, count) = jones_plassmann_states(gpu, a.rows(), &row_ptr, &col_idx, method, || {
-        let t = a.transpose();
-        Ok((t.row_ptr().to_vec(), t.col_indices().to_vec()))
-    })?;
+    let transpose =
+        if pattern_symmetric(gpu, a.rows(), &row_ptr, &col_idx)? { None } else { Some(a.transpose()) };
+    let (state, count) = jones_plassmann_states(gpu, a.rows(), &row_ptr, &col_idx, method, transpose)?;
     let colors = gpu.download(&state)?.into_iter().map(|s| s as u32).collect();
     Ok(Coloring { colors, count })
 }
@@ -248,25 +242,23 @@ pub(crate) fn pattern_symmetric(
 
 /// Jones-Plassmann on the GPU on a pattern on the device, with the priorities of `method`
 /// (one of the Jones-Plassmann ones): each row's state (its color in the low 32 bits) and the
-/// number of colors. `transpose` gives A^T's pattern (row pointers, columns), asked for only
-/// when the GPU finds the pattern unsymmetric.
-fn jones_plassmann_states(
+/// number of colors. `transpose` is A^T (only its pattern is read) where the pattern is not
+/// symmetric, None where it is.
+fn jones_plassmann_states<U: Scalar>(
     gpu: &Gpu,
     n: usize,
     row_ptr: &CudaSlice<u32>,
     col_idx: &CudaSlice<u32>,
     mut method: ColoringMethod,
-    transpose: impl FnOnce() -> Result<(Vec<u32>, Vec<u32>)>,
+    transpose: Option<Csr<U>>,
 ) -> Result<(CudaSlice<u64>, usize)> {
     let mut state = gpu.zeros::<u64>(n)?;
     if n == 0 {
         return Ok((state, 0));
     }
-    let transpose = if !pattern_symmetric(gpu, n, row_ptr, col_idx)? {
-        let (t_row_ptr, t_col_idx) = transpose()?;
-        Some((gpu.upload(&t_row_ptr)?, gpu.upload(&t_col_idx)?))
-    } else {
-        None
+    let transpose = match transpose {
+        Some(t) => Some((gpu.upload(t.row_ptr())?, gpu.upload(t.col_indices())?)),
+        None => None,
     };
     // Without a transpose the kernels get A's pattern again and do not read it.
     let (t_row_ptr, t_col_idx) = transpose.as_ref().map_or((row_ptr, col_idx), |(p, c)| (p, c));
@@ -654,10 +646,8 @@ fn color_states<T: Scalar>(
         let state: Vec<u64> = coloring.colors.iter().map(|&c| c as u64).collect();
         return Ok((gpu.upload(&state)?, coloring.count));
     }
-    jones_plassmann_states(gpu, n, &csr.row_ptr, &csr.col_idx, method, || {
-        let t = host_pattern()?.transpose();
-        Ok((t.row_ptr().to_vec(), t.col_indices().to_vec()))
-    })
+    let transpose = if m.pattern_symmetric(gpu)? { None } else { Some(host_pattern()?.transpose()) };
+    jones_plassmann_states(gpu, n, &csr.row_ptr, &csr.col_idx, method, transpose)
 }
 
 /// The stable counting sort of the rows of a square pattern on the device (`n` rows, `nnz`
@@ -1374,11 +1364,10 @@ impl<T: Scalar> MulticolorSmoother<T> {
         if method != ColoringMethod::Greedy
             && let Some(blocks) = node_blocks(gpu, m)?
         {
-            let graph = (&blocks.block_ptr, &blocks.block_col);
+            // The graph of the blocks is symmetric, as A's pattern is.
+            let (block_ptr, block_col) = (&blocks.block_ptr, &blocks.block_col);
             let (state, colors) =
-                jones_plassmann_states(gpu, blocks.count, graph.0, graph.1, method, || {
-                    Err(Error::InvalidInput("the graph of node blocks is symmetric".into()))
-                })?;
+                jones_plassmann_states::<f32>(gpu, blocks.count, block_ptr, block_col, method, None)?;
             let copy = GroupedCopy::sorted_blocks(gpu, m, &blocks, &state, colors)?;
             return Self::with_copy(gpu, copy, Some(method), None);
         }
