@@ -260,7 +260,11 @@ fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &C
                 smoother.ell_padding().unwrap_or(f64::NAN),
                 smoother.widths()
             ),
-            k => format!("node blocks of {k} rows, lanes per block {:?}", smoother.widths()),
+            k => format!(
+                "node blocks of {k} rows, lanes per block {:?}{}",
+                smoother.widths(),
+                if smoother.x_in_copy_order() { ", x in the copy's order" } else { "" }
+            ),
         };
         let notes = format!(
             "colors={} setup_ms={setup_ms:.1} ({} coloring{}, renumbering on the GPU), {form}; \

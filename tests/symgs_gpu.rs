@@ -418,19 +418,21 @@ fn symgs_multicolor_matches_its_cpu_reference_f32() {
     multicolor_matches_its_reference::<f32>();
 }
 
-/// Node blocks: FEM matrices of 2, 3 and 4 unknowns a node, in their own order and renumbered,
-/// are colored by blocks (fewer colors than their rows take), and the sweep equals the
-/// sequential sweep of the matrix in the copy's order to rounding, over three sweeps, with
-/// graphs or plain launches (the same values to the bit), in one call (the values of as many
-/// calls, to the bit) and from zero whatever x holds. Matrices whose rows do not all share
-/// their pattern with the same number of others keep a color per row.
+/// Node blocks: FEM matrices of 2, 3 and 4 unknowns a node, in their own order and renumbered
+/// (swept on x in the copy's order), are colored by blocks (fewer colors than their rows
+/// take), and the sweep equals the sequential sweep of the matrix in the copy's order to
+/// rounding, over three sweeps, with graphs or plain launches (the same values to the bit), in
+/// one call (the values of as many calls, to the bit) and from zero whatever x holds. Matrices
+/// whose rows do not all share their pattern with the same number of others keep a color per
+/// row.
 fn multicolor_blocks_match_the_sequential_sweep<T: Scalar>() {
     let gpu = gpu();
     let fem = |nodes: [usize; 3], dof| generate::fem::<T>(nodes[0], nodes[1], nodes[2], dof, 3).unwrap();
     let cases = [
-        ("fem 7x6x5 dof 3", fem([7, 6, 5], 3), 3),
-        ("fem 9x8x3 dof 2", fem([9, 8, 3], 2), 2),
-        ("fem 5x4x3 dof 4", fem([5, 4, 3], 4), 4),
+        // Long in z, so that their own order keeps entries within 0.1 n of the diagonal.
+        ("fem 7x6x13 dof 3", fem([7, 6, 13], 3), 3),
+        ("fem 9x4x11 dof 2", fem([9, 4, 11], 2), 2),
+        ("fem 5x3x11 dof 4", fem([5, 3, 11], 4), 4),
         ("shuffle:fem:8", generate::shuffle(&fem([8, 8, 8], 3), 7).unwrap(), 3),
         ("shuffle:fem:6x5x4 dof 2", generate::shuffle(&fem([6, 5, 4], 2), 8).unwrap(), 2),
     ];
@@ -447,6 +449,8 @@ fn multicolor_blocks_match_the_sequential_sweep<T: Scalar>() {
             rows.colors()
         );
         assert_eq!(smoother.block_rows(), dof, "{what}");
+        // Renumbered matrices sweep x in the copy's order, the others in A's.
+        assert_eq!(smoother.x_in_copy_order(), name.starts_with("shuffle"), "{what}");
         assert_eq!(rows.block_rows(), 1, "{what}");
         assert!(smoother.colors() < rows.colors(), "{what}");
         // The sequential sweep of the matrix in the copy's order.

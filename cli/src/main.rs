@@ -671,6 +671,8 @@ pub(crate) fn smoother<'m, T: Scalar>(
                 method.name(),
                 match smoother.block_rows() {
                     1 => String::new(),
+                    k if smoother.x_in_copy_order() =>
+                        format!(", of node blocks of {k} rows, x in the copy's order"),
                     k => format!(", of node blocks of {k} rows"),
                 },
                 started.elapsed().as_secs_f64() * 1e3,

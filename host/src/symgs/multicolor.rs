@@ -50,9 +50,13 @@
 //! colors. The copy keeps each block's rows in turn, its entries outside the diagonal block
 //! once per block with the k rows' values side by side (x gathered once for k rows), and the
 //! sweep relaxes a block's rows one after another through its k x k diagonal block: still the
-//! sequential sweep of the renumbered matrix. Its last color is relaxed again going back, and
-//! a sweep that follows another relaxes its first color again: a block's rows read each
-//! other's new values.
+//! sequential sweep of the renumbered matrix. Its last color is relaxed again going back (in
+//! the same launch), and a sweep that follows another relaxes its first color again: a block's
+//! rows read each other's new values. Where the matrix's row order has no locality (a
+//! renumbered mesh), its copy's columns number rows of the copy and the sweep runs on x in the
+//! copy's order, gathered from x when it starts: a neighbour node's k values of x then lie side
+//! by side (in A's order they lie anywhere) and its gathers share sectors; the backward
+//! launches write the new values to x as well.
 
 use abi::symgs::{BACKWARD, BACKWARD_KEEPING_UPPER, FORWARD, FORWARD_FROM_ZERO, FORWARD_KEPT_UPPER};
 use rayon::prelude::*;
@@ -64,6 +68,7 @@ use super::{Smoother, SymgsMatrix, check_lengths};
 use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::gpu::{CudaSlice, Gpu, GraphReplay, L2SetAside, Launch, Queue, keep_in_l2};
+use crate::kernels::blas1;
 use crate::kernels::symgs::blocks as kernels_blocks;
 use crate::kernels::symgs::breadth_first as kernels_bfs;
 use crate::kernels::symgs::multicolor as kernels;
@@ -787,7 +792,8 @@ struct SlicedEll<T> {
 /// [`super::level_copies`]), each group's rows independent of each other, without the
 /// diagonal (a row's update then reads neither a_ii nor its own old value), the columns and
 /// the vectors in the caller's numbering (no gather or scatter of r and x, and a structured
-/// matrix keeps the locality of its x reads). Each row's entries of lower groups come first.
+/// matrix keeps the locality of its x reads; but see `x_in_copy_order`). Each row's entries
+/// of lower groups come first.
 pub(crate) struct GroupedCopy<T> {
     /// The rows in group order without their diagonal: CSR arrays (the relax kernels need no
     /// SpMV analysis); the column indices and values are dropped once `ell` holds them. With
@@ -807,6 +813,10 @@ pub(crate) struct GroupedCopy<T> {
     block_rows: u32,
     /// Row k of the copy is row `new_to_old[k]` of A.
     new_to_old: CudaSlice<u32>,
+    /// The columns number rows of the copy, and the sweeps run on x in the copy's order (a
+    /// copy of node blocks of a matrix in no row order: a neighbour block's k values of x then
+    /// lie side by side; PERF.md).
+    x_in_copy_order: bool,
     /// The nonempty groups in order.
     groups: Vec<GroupLaunch>,
 }
@@ -834,6 +844,7 @@ impl<T: Scalar> GroupedCopy<T> {
             new_to_old: gpu.upload(&order.new_to_old)?,
             groups,
             block_rows: 1,
+            x_in_copy_order: false,
         })
     }
 
@@ -894,19 +905,23 @@ impl<T: Scalar> GroupedCopy<T> {
             new_to_old,
             groups,
             block_rows: 1,
+            x_in_copy_order: false,
         })
     }
 
     /// As [`GroupedCopy::sorted`] for the node blocks of the matrix, `state` holding each
     /// block's color: the blocks sorted by color (stable), each block's k rows in turn, its
     /// entries off the diagonal block once per block with the k rows' values side by side
-    /// (`kernels::permute_blocks`); each color read by groups of lanes per block.
+    /// (`kernels::permute_blocks`); each color read by groups of lanes per block. With
+    /// `x_in_copy_order` (for a matrix whose row order has no locality) the columns number
+    /// rows of the copy, and the sweeps run on x in the copy's order.
     pub(crate) fn sorted_blocks(
         gpu: &Gpu,
         m: &SymgsMatrix<T>,
         blocks: &NodeBlocks,
         state: &CudaSlice<u64>,
         colors: usize,
+        x_in_copy_order: bool,
     ) -> Result<Self> {
         let (n, csr, k) = (m.rows, &m.csr, blocks.k);
         let graph = (blocks.count, &blocks.block_ptr, blocks.block_col.len());
@@ -916,16 +931,27 @@ impl<T: Scalar> GroupedCopy<T> {
         let (mut col_idx, mut values) = (gpu.zeros::<u32>(entries)?, gpu.zeros::<T>(k as usize * entries)?);
         let mut diagonal = gpu.zeros::<T>(n * k as usize)?;
         let (mut upper_start, mut new_to_old) = (gpu.zeros::<u32>(blocks.count)?, gpu.zeros::<u32>(n)?);
-        // SAFETY: the blocks' order, members, ranks and graph as `node_blocks` built them
-        // (each member row shares its leader row's pattern), A's square CSR arrays, a state per
-        // block; the copy's arrays sized above; a warp per block.
+        let mut position = gpu.zeros::<u32>(blocks.count)?;
+        // SAFETY: the blocks' order (a permutation of them), members, ranks and graph as
+        // `node_blocks` built them (each member row shares its leader row's pattern), A's
+        // square CSR arrays, a state per block; the copy's arrays sized above; a thread, then a
+        // warp, per block.
         unsafe {
+            kernels_blocks::block_positions(
+                gpu,
+                Launch::linear(blocks.count, 256),
+                blocks.count as u32,
+                &block_order,
+                &mut position,
+            )?;
             kernels_blocks::permute_blocks(
                 gpu,
                 Launch::warp_per_item(blocks.count, 4),
                 blocks.count as u32,
                 k,
                 &block_order,
+                x_in_copy_order as u32,
+                &position,
                 &blocks.members,
                 state,
                 &blocks.block_of,
@@ -963,6 +989,7 @@ impl<T: Scalar> GroupedCopy<T> {
             new_to_old,
             groups,
             block_rows: k,
+            x_in_copy_order,
         })
     }
 
@@ -1088,17 +1115,27 @@ impl<T: Scalar> GroupedCopy<T> {
     /// each row's sum over higher groups from the backward half before (no higher group has
     /// changed since), which that one kept in `carried` (but the first group's, whose slots
     /// keep r). The last group has no higher entries: it never keeps or takes a sum. A copy of
-    /// node blocks relaxes its last group again going back, and its first group again after
-    /// another sweep (from all its entries): a block's rows read each other's new values.
+    /// node blocks relaxes its last group's blocks again in reverse order in the same launch,
+    /// and its first group again after another sweep (from all its entries): a block's rows
+    /// read each other's new values. A copy whose sweeps run on x in its own order
+    /// (`x_in_copy_order`) sweeps `x_copy`, gathered from x first (but from zero or after
+    /// another sweep); its backward half writes each new value to x as well.
     fn queue_sweep(
         &self,
         queue: Queue<'_>,
         carried: &mut CudaSlice<T>,
         r: &CudaSlice<T>,
         x: &mut CudaSlice<T>,
+        x_copy: &mut CudaSlice<T>,
         kind: SweepKind,
     ) -> Result<()> {
         let (groups, blocks) = (self.groups.len(), self.block_rows > 1);
+        if self.x_in_copy_order && kind.start == Start::Given {
+            let n = self.new_to_old.len();
+            // SAFETY: new_to_old holds a row of x for each of the n rows of the copy, and
+            // x_copy a value per row of the copy.
+            unsafe { blas1::gather(queue, Launch::linear(n, 256), n as u32, &self.new_to_old, x, x_copy)? };
+        }
         let first = (kind.start == Start::AfterKept && !blocks) as usize;
         let forward = |g: usize| match kind.start {
             Start::Given => FORWARD,
@@ -1108,10 +1145,9 @@ impl<T: Scalar> GroupedCopy<T> {
         };
         let backward = |g: usize| if kind.keep_upper && g > 0 { BACKWARD_KEEPING_UPPER } else { BACKWARD };
         let forward = (first..groups).map(|g| (g, forward(g)));
-        let backward_groups = if blocks { groups } else { groups.saturating_sub(1) };
-        let backward = (0..backward_groups).rev().map(|g| (g, backward(g)));
+        let backward = (0..groups.saturating_sub(1)).rev().map(|g| (g, backward(g)));
         for (group, sweep) in forward.chain(backward) {
-            self.queue_group(queue, group, sweep, carried, r, x)?;
+            self.queue_group(queue, group, sweep, carried, r, x, x_copy)?;
         }
         Ok(())
     }
@@ -1120,7 +1156,8 @@ impl<T: Scalar> GroupedCopy<T> {
     /// `relax_color_ell` on the sliced-ELL form): for the forward `sweep` from all their
     /// entries (of lower groups only from zero), keeping each row's r minus its sum over lower
     /// groups in `carried`; for the backward one from that and their entries of higher
-    /// groups.
+    /// groups. A copy of node blocks (`relax_block`) relaxes its last group forward and back.
+    #[allow(clippy::too_many_arguments)] // the group, its sweep and the vectors
     fn queue_group(
         &self,
         queue: Queue<'_>,
@@ -1129,15 +1166,18 @@ impl<T: Scalar> GroupedCopy<T> {
         carried: &mut CudaSlice<T>,
         r: &CudaSlice<T>,
         x: &mut CudaSlice<T>,
+        x_copy: &mut CudaSlice<T>,
     ) -> Result<()> {
         let group = &self.groups[index];
         let (row_ptr, col_idx, values) = &self.off_diagonal;
         if self.block_rows > 1 {
+            let and_back = index + 1 == self.groups.len();
             let k = self.block_rows;
             let launch = Launch::linear((group.count / k) as usize * group.width as usize, 128);
             // SAFETY: blocks first / k.. of the copy, its block pointers, upper starts, k
-            // values per entry and k x k diagonal blocks as `permute_blocks` wrote them;
-            // vectors as below; blocks a multiple of 32.
+            // values per entry (their columns rows of the copy where x_in_copy_order says so)
+            // and k x k diagonal blocks as `permute_blocks` wrote them; vectors as below,
+            // x_copy a value per row of the copy if it is read; blocks a multiple of 32.
             return unsafe {
                 kernels_blocks::relax_block(
                     queue,
@@ -1145,6 +1185,7 @@ impl<T: Scalar> GroupedCopy<T> {
                     group.width,
                     k,
                     sweep,
+                    and_back as u32,
                     group.first / k,
                     group.count / k,
                     &self.new_to_old,
@@ -1155,7 +1196,9 @@ impl<T: Scalar> GroupedCopy<T> {
                     &self.diagonal,
                     carried,
                     r,
+                    self.x_in_copy_order as u32,
                     x,
+                    x_copy,
                 )
             };
         }
@@ -1254,6 +1297,9 @@ pub(crate) struct GroupedSweeps<T> {
     /// Each row's r minus its sum over lower groups, from the forward sweep to the backward
     /// one, and its sum over higher groups from there to the next sweep's forward one.
     carried: CudaSlice<T>,
+    /// x in the copy's order, where the copy's sweeps run on it (`x_in_copy_order`); empty
+    /// otherwise.
+    x_copy: CudaSlice<T>,
     /// The captured sweeps, one per [`SweepKind::slot`], keyed by the addresses of r and x.
     graphs: [GraphReplay<(u64, u64)>; 6],
     /// L2 set aside for x from the first sweep on, while this lives ([`keep_in_l2`]).
@@ -1264,8 +1310,17 @@ pub(crate) struct GroupedSweeps<T> {
 
 impl<T: Scalar> GroupedSweeps<T> {
     pub(crate) fn new(gpu: &Gpu, copy: GroupedCopy<T>) -> Result<Self> {
-        let carried = gpu.zeros(copy.new_to_old.len().max(1))?;
-        Ok(GroupedSweeps { copy, carried, graphs: Default::default(), set_aside: None, use_graph: true })
+        let n = copy.new_to_old.len();
+        let carried = gpu.zeros(n.max(1))?;
+        let x_copy = gpu.zeros(if copy.x_in_copy_order { n } else { 0 })?;
+        Ok(GroupedSweeps {
+            copy,
+            carried,
+            x_copy,
+            graphs: Default::default(),
+            set_aside: None,
+            use_graph: true,
+        })
     }
 
     /// Drops the captured sweeps (the copy's launches changed).
@@ -1303,11 +1358,16 @@ impl<T: Scalar> GroupedSweeps<T> {
         if rows == 0 {
             return Ok(());
         }
-        // Each group gathers x at random while its rows stream past: x is kept in L2.
+        // Each group gathers x at random while its rows stream past: x (or the copy's x) is
+        // kept in L2.
         L2SetAside::hold(&mut self.set_aside, gpu, x.len() * size_of::<T>())?;
-        let (copy, carried) = (&self.copy, &mut self.carried);
+        let (copy, carried, x_copy) = (&self.copy, &mut self.carried, &mut self.x_copy);
         let mut queue = |queue: Queue<'_>, x: &mut CudaSlice<T>| {
-            keep_in_l2(queue, x, |x| copy.queue_sweep(queue, carried, r, x, kind))
+            if copy.x_in_copy_order {
+                keep_in_l2(queue, x_copy, |x_copy| copy.queue_sweep(queue, carried, r, x, x_copy, kind))
+            } else {
+                keep_in_l2(queue, x, |x| copy.queue_sweep(queue, carried, r, x, x_copy, kind))
+            }
         };
         if !self.use_graph {
             return queue(gpu.into(), x);
@@ -1368,7 +1428,9 @@ impl<T: Scalar> MulticolorSmoother<T> {
             let (block_ptr, block_col) = (&blocks.block_ptr, &blocks.block_col);
             let (state, colors) =
                 jones_plassmann_states::<f32>(gpu, blocks.count, block_ptr, block_col, method, None)?;
-            let copy = GroupedCopy::sorted_blocks(gpu, m, &blocks, &state, colors)?;
+            let unordered =
+                mean_distance(gpu, m.rows, &m.csr.row_ptr, &m.csr.col_idx)? > UNORDERED_MEAN_DISTANCE;
+            let copy = GroupedCopy::sorted_blocks(gpu, m, &blocks, &state, colors, unordered)?;
             return Self::with_copy(gpu, copy, Some(method), None);
         }
         let (state, colors) = color_states(gpu, m, method)?;
@@ -1389,6 +1451,13 @@ impl<T: Scalar> MulticolorSmoother<T> {
     /// Rows per node block: 1 where rows are colored one by one.
     pub fn block_rows(&self) -> usize {
         self.sweeps.copy.block_rows as usize
+    }
+
+    /// Whether the sweeps run on x in the copy's order (node blocks of a matrix in no row
+    /// order), gathered from x at the start of each call and written back by the backward
+    /// launches.
+    pub fn x_in_copy_order(&self) -> bool {
+        self.sweeps.copy.x_in_copy_order
     }
 
     /// Colors read in sliced-ELL form ([`CopyForm`]); the others are read in CSR.

@@ -114,20 +114,33 @@ pub unsafe fn block_graph(
     }
 }
 
+/// `position[order[c]] = c` for c < `count`: where each block of A lands in the copy.
+/// Launch: a thread per block.
+#[gpu::kernel]
+pub unsafe fn block_positions(count: u32, order: *const u32, position: *mut u32) {
+    let c = index_1d();
+    if c < count {
+        // SAFETY: c < count, the length of order; order is a permutation of 0..count.
+        unsafe { *position.add(load_nc(order.add(c as usize)) as usize) = c };
+    }
+}
+
 /// Block `c` of the colored copy from block `new_to_old[c]` of A (rows `members[k b..k b +
 /// k]`, in rank order): its rows into `rows_of[k c..]`; the entries of its leader row outside
 /// the block, those of lower colors first and those of higher colors from `upper_start[c]` on
-/// (each part in A's order), into `new_col_idx[k block_ptr[c]..]`, each with the `k` rows'
-/// values side by side in `new_values` (the rows share the pattern, so an entry's place in
-/// the row is the same in each); the block's own `k x k` entries into `diagonal_blocks[k^2
-/// c..]`, row-major. `state` holds each block's color in its low 32 bits. Launch: a warp per
-/// block.
+/// (each part in A's order), into `new_col_idx[k block_ptr[c]..]` (with `copy_columns` as rows
+/// of the copy: row t of block b of A is row `k position[b] + t`), each with the `k` rows'
+/// values side by side in `new_values` (the rows share the pattern, so an entry's place in the row is the
+/// same in each); the block's own `k x k` entries into `diagonal_blocks[k^2 c..]`, row-major.
+/// `state` holds each block's color in its low 32 bits. Launch: a warp per block.
 #[gpu::kernel(T = f32 | f64)]
 #[allow(clippy::too_many_arguments)] // the blocks, A, and the copy's arrays
 pub unsafe fn permute_blocks<T: Float>(
     blocks: u32,
     k: u32,
     new_to_old: *const u32,
+    copy_columns: u32,
+    position: *const u32,
     members: *const u32,
     state: *const u64,
     block_of: *const u32,
@@ -162,20 +175,20 @@ pub unsafe fn permute_blocks<T: Float>(
         let start = load_nc(row_ptr.add(leader_row));
         (start, load_nc(row_ptr.add(leader_row + 1)) - start)
     };
-    // An entry of the leader row: (column, whether it is in the block, whether its block's
-    // color is lower).
+    // An entry of the leader row: (column, its block, whether that is this block, whether
+    // its color is lower).
     let entry = |q: u32| {
         if q >= len {
-            return (u32::MAX, false, false);
+            return (u32::MAX, 0, false, false);
         }
         let col = unsafe { load_nc(col_idx.add((start + q) as usize)) };
         let block = unsafe { load_nc(block_of.add(col as usize)) };
-        (col, block == old, block != old && (unsafe { *state.add(block as usize) } as u32) < color)
+        (col, block, block == old, block != old && (unsafe { *state.add(block as usize) } as u32) < color)
     };
     let mut lower_count = 0;
     let mut base = 0;
     while base < len {
-        lower_count += warp::ballot(entry(base + lane).2).count_ones();
+        lower_count += warp::ballot(entry(base + lane).3).count_ones();
         base += WARP_SIZE;
     }
     let destination = k * unsafe { load_nc(block_ptr.add(c as usize)) };
@@ -186,14 +199,15 @@ pub unsafe fn permute_blocks<T: Float>(
     let mut base = 0;
     while base < len {
         let q = base + lane;
-        let (col, in_block, is_lower) = entry(q);
+        let (col, block, in_block, is_lower) = entry(q);
         let is_upper = q < len && !in_block && !is_lower;
         let (lowers, uppers) = (warp::ballot(is_lower), warp::ballot(is_upper));
         if q < len {
             let value =
                 |t: usize| unsafe { load_nc(values.add((load_nc(row_ptr.add(member(t))) + q) as usize)) };
+            let u = unsafe { load_nc(rank.add(col as usize)) };
             if in_block {
-                let u = unsafe { load_nc(rank.add(col as usize)) } as usize;
+                let u = u as usize;
                 for t in 0..ku {
                     unsafe { *diagonal_blocks.add((c as usize * ku + t) * ku + u) = value(t) };
                 }
@@ -203,7 +217,12 @@ pub unsafe fn permute_blocks<T: Float>(
                 } else {
                     destination + lower_count + upper_seen + (uppers & below).count_ones()
                 } as usize;
-                unsafe { *new_col_idx.add(to) = col };
+                let column = if copy_columns != 0 {
+                    k * unsafe { load_nc(position.add(block as usize)) } + u
+                } else {
+                    col
+                };
+                unsafe { *new_col_idx.add(to) = column };
                 for t in 0..ku {
                     unsafe { *new_values.add(to * ku + t) = value(t) };
                 }
@@ -215,18 +234,26 @@ pub unsafe fn permute_blocks<T: Float>(
     }
 }
 
-/// Blocks `first..first + count` of the colored copy (one color), x in place, `W` lanes per
-/// block of `K` rows. The lanes sum each row's entries outside the block (of lower colors, and
-/// of higher colors from `upper_start[c]`: x gathered once per entry for the block's K rows),
-/// as `relax_color` does for one row, with the same sweeps (`abi::symgs`'s constants) and the
+/// Blocks `first..first + count` of the colored copy (one color), `W` lanes per block of `K`
+/// rows. The lanes sum each row's entries outside the block (of lower colors, and of higher
+/// colors from `upper_start[c]`: x gathered once per entry for the block's K rows), as
+/// `relax_color` does for one row, with the same sweeps (`abi::symgs`'s constants) and the
 /// same use of `carried`; then the group relaxes the block's rows in order (backward: in
 /// reverse order) through its `K x K` diagonal block, each row taking its block neighbours'
 /// newest values: lane t holds row t, and shuffles hand each new value to the other lanes.
-/// Launch: `W >= K` threads per block, blocks a multiple of 32.
+/// With `and_back` (the last color, which has no entries of higher colors) the forward sweep
+/// relaxes the rows again in reverse order at once, as the backward sweep would.
+///
+/// x in A's order, or with `in_copy_order` (columns numbered as rows of the copy) in
+/// `x_copy`, x in the copy's order, where a neighbour block's K values lie side by side and
+/// share sectors; there the backward relaxations also write their values to `x`, in A's order,
+/// which every sweep relaxes backward last. Launch: `W >= K` threads per block, blocks a
+/// multiple of 32.
 #[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, K = 2 | 3 | 4, T = f32 | f64)]
 #[allow(clippy::too_many_arguments)] // the color, the copy and the vectors
 pub unsafe fn relax_block<T: Float, const W: u32, const K: u32>(
     sweep: u32,
+    and_back: u32,
     first: u32,
     count: u32,
     rows_of: *const u32,
@@ -237,11 +264,15 @@ pub unsafe fn relax_block<T: Float, const W: u32, const K: u32>(
     diagonal_blocks: *const T,
     carried: *mut T,
     r: *const T,
+    in_copy_order: u32,
     x: *mut T,
+    x_copy: *mut T,
 ) {
     let b = index_1d() / W;
     let lane = lane_id() % W;
     let c = first.wrapping_add(b) as usize;
+    // The vector the columns number.
+    let swept = if in_copy_order != 0 { x_copy } else { x };
     // Groups past the color still take part in the shuffles, with no entries.
     let (start, split, end) = if b < count {
         // SAFETY: first + count <= blocks, so c < blocks and c + 1 <= blocks.
@@ -254,19 +285,25 @@ pub unsafe fn relax_block<T: Float, const W: u32, const K: u32>(
     // Lane t < K of the group holds row t of the block: what the update needs of it is
     // loaded now, in the shadow of the dot products.
     let row = (lane < K && b < count).then(|| c * K as usize + lane as usize);
-    // SAFETY: row < rows (c < blocks), its K x K block's row in range.
-    let own =
-        row.map(|row| unsafe { BlockRow::<T, K>::load(sweep, row, rows_of, diagonal_blocks, carried, r, x) });
+    // SAFETY: row < rows (c < blocks), its K x K block's row in range; rows_of maps to rows
+    // of x, and x_copy (in the copy's order) holds a value per row of the copy.
+    let own = row.map(|row| unsafe {
+        let mut own = BlockRow::<T, K>::load(sweep, row, rows_of, diagonal_blocks, carried, r);
+        if sweep != FORWARD_FROM_ZERO {
+            own.value = *swept.add(if in_copy_order != 0 { row } else { own.at });
+        }
+        own
+    });
     let zero = [T::ZERO; MAX_BLOCK_ROWS];
     // SAFETY (both): start <= split <= end <= the copy's entries; K values per entry; columns
     // < rows.
     let lower = if !is_backward(sweep) {
-        unsafe { block_dot::<T, W, K>(start, split, lane, col_idx, values, x) }
+        unsafe { block_dot::<T, W, K>(start, split, lane, col_idx, values, swept) }
     } else {
         zero
     };
     let upper = if reads_upper(sweep) {
-        unsafe { block_dot::<T, W, K>(split, end, lane, col_idx, values, x) }
+        unsafe { block_dot::<T, W, K>(split, end, lane, col_idx, values, swept) }
     } else {
         zero
     };
@@ -286,7 +323,7 @@ pub unsafe fn relax_block<T: Float, const W: u32, const K: u32>(
     let group_lane = lane_id() - lane;
     let mut value = [T::ZERO; MAX_BLOCK_ROWS];
     each_row::<K>(|u| value[u] = warp::shuffle_idx(own.value, group_lane + u as u32));
-    let relax = |t: usize| {
+    let mut relax = |t: usize, backward: bool| {
         let mut sum = rest;
         each_row::<K>(|u| {
             if u != t {
@@ -294,13 +331,29 @@ pub unsafe fn relax_block<T: Float, const W: u32, const K: u32>(
             }
         });
         value[t] = warp::shuffle_idx(sum / own.block[t], group_lane + t as u32);
-        if row.is_some() && lane as usize == t {
+        if let Some(row) = row
+            && lane as usize == t
+        {
             // SAFETY: row t of this block: only this lane writes its x, no other block of the
             // color reads it.
-            unsafe { *x.add(own.at) = value[t] };
+            unsafe {
+                if in_copy_order != 0 {
+                    *x_copy.add(row) = value[t];
+                }
+                if in_copy_order == 0 || backward {
+                    *x.add(own.at) = value[t];
+                }
+            }
         }
     };
-    if is_backward(sweep) { each_row_reversed::<K>(relax) } else { each_row::<K>(relax) }
+    if is_backward(sweep) {
+        each_row_reversed::<K>(|t| relax(t, true));
+    } else {
+        each_row::<K>(|t| relax(t, false));
+        if and_back != 0 {
+            each_row_reversed::<K>(|t| relax(t, true));
+        }
+    }
 }
 
 /// Calls `f(t)` for t in 0..K, each call with t a constant (no loop), so that arrays indexed by
@@ -392,9 +445,11 @@ impl<T: Float, const K: u32> BlockRow<T, K> {
     const EMPTY: Self =
         BlockRow { block: [T::ZERO; MAX_BLOCK_ROWS], kept: T::ZERO, rhs: T::ZERO, value: T::ZERO, at: 0 };
 
+    /// All but its x (`value`).
+    ///
     /// # Safety
     /// `row` < rows, the length of `rows_of` and `carried`, and its block row lies in
-    /// `diagonal_blocks`; `rows_of` maps to rows of r and x.
+    /// `diagonal_blocks`; `rows_of` maps to rows of r.
     #[inline(always)]
     unsafe fn load(
         sweep: u32,
@@ -403,7 +458,6 @@ impl<T: Float, const K: u32> BlockRow<T, K> {
         diagonal_blocks: *const T,
         carried: *const T,
         r: *const T,
-        x: *const T,
     ) -> Self {
         let mut own = Self::EMPTY;
         // SAFETY: the caller's bounds.
@@ -415,9 +469,6 @@ impl<T: Float, const K: u32> BlockRow<T, K> {
             own.kept = *carried.add(row);
             if !is_backward(sweep) {
                 own.rhs = load_nc(r.add(i));
-            }
-            if sweep != FORWARD_FROM_ZERO {
-                own.value = *x.add(i);
             }
         }
         own
