@@ -256,35 +256,7 @@ impl<T: Scalar> Csr<T> {
     /// level and the two beside it, so wide levels keep them far apart, and a random graph's
     /// levels grow wide within a few steps.
     pub fn breadth_first_order_within(&self, widest: usize) -> Option<Vec<u32>> {
-        let n = self.rows;
-        let mut order = Vec::with_capacity(n);
-        let mut seen = vec![false; n];
-        let first = (0..n).filter(|&r| self.row_len(r) > 0).min_by_key(|&r| self.row_len(r)).unwrap_or(0);
-        for start in std::iter::once(first).chain(0..n) {
-            if start >= n || seen[start] {
-                continue;
-            }
-            seen[start] = true;
-            order.push(start as u32);
-            let (mut head, mut level_end) = (order.len() - 1, order.len());
-            while head < order.len() {
-                if head == level_end {
-                    // The level after the one just taken is complete.
-                    if order.len() - level_end > widest {
-                        return None;
-                    }
-                    level_end = order.len();
-                }
-                let row = order[head] as usize;
-                head += 1;
-                for &c in self.row(row).0.iter().filter(|&&c| (c as usize) < n) {
-                    if !std::mem::replace(&mut seen[c as usize], true) {
-                        order.push(c);
-                    }
-                }
-            }
-        }
-        Some(order)
+        breadth_first_order_within(self.rows, &self.row_ptr, &self.col_indices, widest)
     }
 
     /// How far the entries lie from the diagonal, on average, as a fraction of the rows
@@ -424,4 +396,43 @@ fn check(rows: usize, cols: usize, row_ptr: &[u32], col_indices: &[u32], values_
         ));
     }
     Ok(())
+}
+
+/// [`Csr::breadth_first_order_within`] over a pattern of `n` rows given by its row pointers and
+/// column indices.
+pub(crate) fn breadth_first_order_within(
+    n: usize,
+    row_ptr: &[u32],
+    col_idx: &[u32],
+    widest: usize,
+) -> Option<Vec<u32>> {
+    let row = |r: usize| &col_idx[row_ptr[r] as usize..row_ptr[r + 1] as usize];
+    let mut order = Vec::with_capacity(n);
+    let mut seen = vec![false; n];
+    let first = (0..n).filter(|&r| !row(r).is_empty()).min_by_key(|&r| row(r).len()).unwrap_or(0);
+    for start in std::iter::once(first).chain(0..n) {
+        if start >= n || seen[start] {
+            continue;
+        }
+        seen[start] = true;
+        order.push(start as u32);
+        let (mut head, mut level_end) = (order.len() - 1, order.len());
+        while head < order.len() {
+            if head == level_end {
+                // The level after the one just taken is complete.
+                if order.len() - level_end > widest {
+                    return None;
+                }
+                level_end = order.len();
+            }
+            let r = order[head] as usize;
+            head += 1;
+            for &c in row(r).iter().filter(|&&c| (c as usize) < n) {
+                if !std::mem::replace(&mut seen[c as usize], true) {
+                    order.push(c);
+                }
+            }
+        }
+    }
+    Some(order)
 }

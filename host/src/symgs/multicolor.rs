@@ -53,10 +53,11 @@
 //! sequential sweep of the renumbered matrix. Its last color is relaxed again going back (in
 //! the same launch), and a sweep that follows another relaxes its first color again: a block's
 //! rows read each other's new values. Where the matrix's row order has no locality (a
-//! renumbered mesh), its copy's columns number rows of the copy and the sweep runs on x in the
-//! copy's order, gathered from x when it starts: a neighbour node's k values of x then lie side
-//! by side (in A's order they lie anywhere) and its gathers share sectors; the backward
-//! launches write the new values to x as well.
+//! renumbered mesh), the blocks are numbered in breadth-first order over their graph (on the
+//! host), which the copy keeps within each color, its columns number rows of the copy, and the
+//! sweep runs on x in the copy's order, gathered from x when it starts: a node's k values of x
+//! then lie side by side and near its neighbours' (in A's order they lie anywhere), so its
+//! gathers share sectors; the backward launches write the new values to x as well.
 
 use abi::symgs::{BACKWARD, BACKWARD_KEEPING_UPPER, FORWARD, FORWARD_FROM_ZERO, FORWARD_KEPT_UPPER};
 use rayon::prelude::*;
@@ -207,7 +208,7 @@ fn jones_plassmann<T: Scalar>(gpu: &Gpu, a: &Csr<T>, method: ColoringMethod) -> 
     let (row_ptr, col_idx) = (gpu.upload(a.row_ptr())?, gpu.upload(a.col_indices())?);
     let transpose =
         if pattern_symmetric(gpu, a.rows(), &row_ptr, &col_idx)? { None } else { Some(a.transpose()) };
-    let (state, count) = jones_plassmann_states(gpu, a.rows(), &row_ptr, &col_idx, method, transpose)?;
+    let (state, count) = jones_plassmann_states(gpu, a.rows(), &row_ptr, &col_idx, method, transpose, None)?;
     let colors = gpu.download(&state)?.into_iter().map(|s| s as u32).collect();
     Ok(Coloring { colors, count })
 }
@@ -248,7 +249,8 @@ pub(crate) fn pattern_symmetric(
 /// Jones-Plassmann on the GPU on a pattern on the device, with the priorities of `method`
 /// (one of the Jones-Plassmann ones): each row's state (its color in the low 32 bits) and the
 /// number of colors. `transpose` is A^T (only its pattern is read) where the pattern is not
-/// symmetric, None where it is.
+/// symmetric, None where it is. For [`ColoringMethod::Auto`], `unordered` says whether the
+/// pattern's row order has no locality where the caller knows (else it is measured).
 fn jones_plassmann_states<U: Scalar>(
     gpu: &Gpu,
     n: usize,
@@ -256,6 +258,7 @@ fn jones_plassmann_states<U: Scalar>(
     col_idx: &CudaSlice<u32>,
     mut method: ColoringMethod,
     transpose: Option<Csr<U>>,
+    unordered: Option<bool>,
 ) -> Result<(CudaSlice<u64>, usize)> {
     let mut state = gpu.zeros::<u64>(n)?;
     if n == 0 {
@@ -281,7 +284,13 @@ fn jones_plassmann_states<U: Scalar>(
              (ColoringMethod::Greedy, `--coloring greedy`)"
         ),
     };
-    if method == ColoringMethod::Auto && mean_distance(gpu, n, row_ptr, col_idx)? > UNORDERED_MEAN_DISTANCE {
+    let unordered = || -> Result<bool> {
+        match unordered {
+            Some(unordered) => Ok(unordered),
+            None => Ok(mean_distance(gpu, n, row_ptr, col_idx)? > UNORDERED_MEAN_DISTANCE),
+        }
+    };
+    if method == ColoringMethod::Auto && unordered()? {
         if parity_coloring(gpu, n, row_ptr, col_idx, &mut state)? {
             let count = color_count(gpu, &state)?;
             return Ok((state, count));
@@ -652,7 +661,7 @@ fn color_states<T: Scalar>(
         return Ok((gpu.upload(&state)?, coloring.count));
     }
     let transpose = if m.pattern_symmetric(gpu)? { None } else { Some(host_pattern()?.transpose()) };
-    jones_plassmann_states(gpu, n, &csr.row_ptr, &csr.col_idx, method, transpose)
+    jones_plassmann_states(gpu, n, &csr.row_ptr, &csr.col_idx, method, transpose, None)
 }
 
 /// The stable counting sort of the rows of a square pattern on the device (`n` rows, `nnz`
@@ -1421,17 +1430,26 @@ impl<T: Scalar> MulticolorSmoother<T> {
     /// turn ([`MulticolorSmoother::block_rows`]): k times fewer colors, and x read once per
     /// block entry. The greedy coloring, and [`MulticolorSmoother::from_matrix_as`], color rows.
     pub fn from_matrix(gpu: &Gpu, m: &SymgsMatrix<T>, method: ColoringMethod) -> Result<Self> {
-        if method != ColoringMethod::Greedy
-            && let Some(blocks) = node_blocks(gpu, m)?
-        {
-            // The graph of the blocks is symmetric, as A's pattern is.
-            let (block_ptr, block_col) = (&blocks.block_ptr, &blocks.block_col);
-            let (state, colors) =
-                jones_plassmann_states::<f32>(gpu, blocks.count, block_ptr, block_col, method, None)?;
+        if method != ColoringMethod::Greedy {
             let unordered =
                 mean_distance(gpu, m.rows, &m.csr.row_ptr, &m.csr.col_idx)? > UNORDERED_MEAN_DISTANCE;
-            let copy = GroupedCopy::sorted_blocks(gpu, m, &blocks, &state, colors, unordered)?;
-            return Self::with_copy(gpu, copy, Some(method), None);
+            if let Some(blocks) = node_blocks(gpu, m, unordered)? {
+                // The graph of the blocks is symmetric, as A's pattern is; A's order decides
+                // the coloring (the blocks of a matrix in no order are numbered in
+                // breadth-first order).
+                let (block_ptr, block_col) = (&blocks.block_ptr, &blocks.block_col);
+                let (state, colors) = jones_plassmann_states::<f32>(
+                    gpu,
+                    blocks.count,
+                    block_ptr,
+                    block_col,
+                    method,
+                    None,
+                    Some(unordered),
+                )?;
+                let copy = GroupedCopy::sorted_blocks(gpu, m, &blocks, &state, colors, unordered)?;
+                return Self::with_copy(gpu, copy, Some(method), None);
+            }
         }
         let (state, colors) = color_states(gpu, m, method)?;
         Self::with_copy(gpu, GroupedCopy::sorted(gpu, m, &state, colors)?, Some(method), None)
