@@ -435,6 +435,8 @@ fn multicolor_blocks_match_the_sequential_sweep<T: Scalar>() {
         ("fem 5x3x11 dof 4", fem([5, 3, 11], 4), 4),
         ("shuffle:fem:8", generate::shuffle(&fem([8, 8, 8], 3), 7).unwrap(), 3),
         ("shuffle:fem:6x5x4 dof 2", generate::shuffle(&fem([6, 5, 4], 2), 8).unwrap(), 2),
+        // Past the L2 cache: the SpMV renumbers it, and the smoother takes the SpMV's order.
+        ("shuffle:fem:36", generate::shuffle(&fem([36, 36, 36], 3), 9).unwrap(), 3),
     ];
     for (name, a, dof) in cases {
         let m = SymgsMatrix::upload(&gpu, &a).unwrap();
@@ -443,10 +445,11 @@ fn multicolor_blocks_match_the_sequential_sweep<T: Scalar>() {
             MulticolorSmoother::from_matrix(&gpu, &m, ColoringMethod::Auto).unwrap().use_graph(false);
         let rows = MulticolorSmoother::from_matrix_as(&gpu, &m, ColoringMethod::Auto, CopyForm::Csr).unwrap();
         let what = format!(
-            "multicolor on {name} {} ({} colors of blocks, {} of rows)",
+            "multicolor on {name} {} ({} colors of blocks, {} of rows; SpMV {})",
             T::NAME,
             smoother.colors(),
-            rows.colors()
+            rows.colors(),
+            m.csr.choice()
         );
         assert_eq!(smoother.block_rows(), dof, "{what}");
         // Renumbered matrices sweep x in the copy's order, the others in A's.

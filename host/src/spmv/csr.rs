@@ -412,6 +412,12 @@ impl<T: Scalar> DeviceCsr<T> {
         Ok(self.renumbered.is_some())
     }
 
+    /// The rows in breadth-first order (`new_to_old`, [`Csr::breadth_first_order`]) where the
+    /// product runs on a renumbered copy: the multicolor smoother numbers its node blocks by it.
+    pub(crate) fn breadth_first_order(&self) -> Option<&CudaSlice<u32>> {
+        self.renumbered.as_ref().map(|r| &r.order)
+    }
+
     /// The adaptive kernel's choice, as the bench and CLI name it: the plan's
     /// ([`CsrPlan`]'s display), or `renumbered-` and the renumbered copy's.
     pub fn choice(&self) -> String {

@@ -10,7 +10,6 @@ use crate::error::Result;
 use crate::gpu::{CudaSlice, Gpu, Launch};
 use crate::kernels::symgs::blocks as kernels;
 use crate::sparse::csr::breadth_first_order_within;
-use crate::sparse::inverse_permutation;
 
 use abi::symgs::MAX_BLOCK_ROWS;
 
@@ -26,8 +25,7 @@ pub(crate) struct NodeBlocks {
     pub(crate) block_of: CudaSlice<u32>,
     /// Each row's place in its block.
     pub(crate) rank: CudaSlice<u32>,
-    /// The graph of the blocks (each block its own neighbour), each block's neighbours in its
-    /// leader row's order.
+    /// The graph of the blocks (each block its own neighbour), columns sorted within rows.
     pub(crate) block_ptr: CudaSlice<u32>,
     pub(crate) block_col: CudaSlice<u32>,
 }
@@ -35,15 +33,8 @@ pub(crate) struct NodeBlocks {
 /// The node blocks of `m`, if its pattern is symmetric and every row shares it with the same
 /// number k - 1 of others (2 <= k <= [`MAX_BLOCK_ROWS`]). Found on the GPU (a hash of each
 /// row's columns, then the rows of its pattern with the same hash and columns); the blocks are
-/// numbered on the host from the rows' lowest members, and their graph built on the GPU. With
-/// `breadth_first` (for a matrix whose row order has no locality) they are numbered again on
-/// the host in breadth-first order over that graph, so that neighbour blocks get near numbers,
-/// and the graph is built again.
-pub(crate) fn node_blocks<T: Scalar>(
-    gpu: &Gpu,
-    m: &SymgsMatrix<T>,
-    breadth_first: bool,
-) -> Result<Option<NodeBlocks>> {
+/// numbered on the host from the rows' lowest members, and their graph built on the GPU.
+pub(crate) fn node_blocks<T: Scalar>(gpu: &Gpu, m: &SymgsMatrix<T>) -> Result<Option<NodeBlocks>> {
     let (n, csr) = (m.rows, &m.csr);
     if n == 0 || !m.pattern_symmetric(gpu)? {
         return Ok(None);
@@ -104,41 +95,8 @@ pub(crate) fn node_blocks<T: Scalar>(
     if block_ptr.len() != count + 1 {
         return Ok(None);
     }
-    let mut blocks = block_graph(gpu, m, k, &leader, rank, &members, &block_of, &block_ptr)?;
-    if breadth_first {
-        let block_col = gpu.download(&blocks.block_col)?;
-        let order =
-            breadth_first_order_within(count, &block_ptr, &block_col, usize::MAX).expect("no width limit");
-        let position = inverse_permutation(&order);
-        let mut new_members = vec![0u32; n];
-        let mut new_ptr = Vec::with_capacity(count + 1);
-        new_ptr.push(0u32);
-        for (new, &old) in order.iter().enumerate() {
-            let old = old as usize;
-            new_members[new * k..(new + 1) * k].copy_from_slice(&members[old * k..(old + 1) * k]);
-            new_ptr.push(new_ptr[new] + block_ptr[old + 1] - block_ptr[old]);
-        }
-        let new_block_of = block_of.iter().map(|&b| position[b as usize]).collect::<Vec<u32>>();
-        blocks = block_graph(gpu, m, k, &leader, blocks.rank, &new_members, &new_block_of, &new_ptr)?;
-    }
-    Ok(Some(blocks))
-}
-
-/// Uploads the blocks' numbering and builds their graph on the GPU (`kernels::block_graph`).
-#[allow(clippy::too_many_arguments)] // the numbering's arrays
-fn block_graph<T: Scalar>(
-    gpu: &Gpu,
-    m: &SymgsMatrix<T>,
-    k: usize,
-    leader: &CudaSlice<u32>,
-    rank: CudaSlice<u32>,
-    members: &[u32],
-    block_of: &[u32],
-    block_ptr: &[u32],
-) -> Result<NodeBlocks> {
-    let (count, csr) = (block_ptr.len() - 1, &m.csr);
     let (members, block_of, block_ptr_dev) =
-        (gpu.upload(members)?, gpu.upload(block_of)?, gpu.upload(block_ptr)?);
+        (gpu.upload(&members)?, gpu.upload(&block_of)?, gpu.upload(&block_ptr)?);
     let mut block_col = gpu.zeros::<u32>(*block_ptr.last().unwrap() as usize)?;
     // SAFETY: k members per block, a leader and a block per row, A's square pattern; the
     // block pointers count each leader row's leaders (its length / k).
@@ -149,7 +107,7 @@ fn block_graph<T: Scalar>(
             count as u32,
             k as u32,
             &members,
-            leader,
+            &leader,
             &block_of,
             &csr.row_ptr,
             &csr.col_idx,
@@ -157,5 +115,24 @@ fn block_graph<T: Scalar>(
             &mut block_col,
         )?;
     }
-    Ok(NodeBlocks { k: k as u32, count, members, block_of, rank, block_ptr: block_ptr_dev, block_col })
+    Ok(Some(NodeBlocks { k: k as u32, count, members, block_of, rank, block_ptr: block_ptr_dev, block_col }))
+}
+
+/// The blocks in breadth-first order, so that neighbour blocks get near places: the order of
+/// the rows the SpMV renumbered the matrix by, where it did (each block where its first row
+/// comes), else a breadth-first pass over the blocks' graph on the host.
+pub(crate) fn breadth_first_blocks<T: Scalar>(
+    gpu: &Gpu,
+    m: &SymgsMatrix<T>,
+    blocks: &NodeBlocks,
+) -> Result<Vec<u32>> {
+    let count = blocks.count;
+    if let Some(rows) = m.csr.breadth_first_order() {
+        let block_of = gpu.download(&blocks.block_of)?;
+        let mut seen = vec![false; count];
+        let blocks_in_order = gpu.download(rows)?.into_iter().map(|i| block_of[i as usize]);
+        return Ok(blocks_in_order.filter(|&b| !std::mem::replace(&mut seen[b as usize], true)).collect());
+    }
+    let (block_ptr, block_col) = (gpu.download(&blocks.block_ptr)?, gpu.download(&blocks.block_col)?);
+    Ok(breadth_first_order_within(count, &block_ptr, &block_col, usize::MAX).expect("no width limit"))
 }

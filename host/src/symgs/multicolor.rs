@@ -53,16 +53,18 @@
 //! sequential sweep of the renumbered matrix. Its last color is relaxed again going back (in
 //! the same launch), and a sweep that follows another relaxes its first color again: a block's
 //! rows read each other's new values. Where the matrix's row order has no locality (a
-//! renumbered mesh), the blocks are numbered in breadth-first order over their graph (on the
-//! host), which the copy keeps within each color, its columns number rows of the copy, and the
-//! sweep runs on x in the copy's order, gathered from x when it starts: a node's k values of x
-//! then lie side by side and near its neighbours' (in A's order they lie anywhere), so its
-//! gathers share sectors; the backward launches write the new values to x as well.
+//! renumbered mesh), the copy keeps each color's blocks in breadth-first order (the SpMV's
+//! renumbering order where it made one, else a pass over the blocks' graph on the host; the
+//! colors are found first, so the order changes no value), its columns number rows of the
+//! copy, and the sweep runs on x in the copy's order, gathered from x when it starts: a node's
+//! k values of x then lie side by side and near its neighbours' (in A's order they lie
+//! anywhere), so its gathers share sectors; the backward launches write the new values to x as
+//! well.
 
 use abi::symgs::{BACKWARD, BACKWARD_KEEPING_UPPER, FORWARD, FORWARD_FROM_ZERO, FORWARD_KEPT_UPPER};
 use rayon::prelude::*;
 
-use super::blocks::{NodeBlocks, node_blocks};
+use super::blocks::{NodeBlocks, breadth_first_blocks, node_blocks};
 use super::cpu::{CpuSymgs, check_vector, checked_diagonal};
 use super::sync_free::persistent_launch;
 use super::{Smoother, SymgsMatrix, check_lengths};
@@ -208,7 +210,7 @@ fn jones_plassmann<T: Scalar>(gpu: &Gpu, a: &Csr<T>, method: ColoringMethod) -> 
     let (row_ptr, col_idx) = (gpu.upload(a.row_ptr())?, gpu.upload(a.col_indices())?);
     let transpose =
         if pattern_symmetric(gpu, a.rows(), &row_ptr, &col_idx)? { None } else { Some(a.transpose()) };
-    let (state, count) = jones_plassmann_states(gpu, a.rows(), &row_ptr, &col_idx, method, transpose, None)?;
+    let (state, count) = jones_plassmann_states(gpu, a.rows(), &row_ptr, &col_idx, method, transpose)?;
     let colors = gpu.download(&state)?.into_iter().map(|s| s as u32).collect();
     Ok(Coloring { colors, count })
 }
@@ -249,8 +251,7 @@ pub(crate) fn pattern_symmetric(
 /// Jones-Plassmann on the GPU on a pattern on the device, with the priorities of `method`
 /// (one of the Jones-Plassmann ones): each row's state (its color in the low 32 bits) and the
 /// number of colors. `transpose` is A^T (only its pattern is read) where the pattern is not
-/// symmetric, None where it is. For [`ColoringMethod::Auto`], `unordered` says whether the
-/// pattern's row order has no locality where the caller knows (else it is measured).
+/// symmetric, None where it is.
 fn jones_plassmann_states<U: Scalar>(
     gpu: &Gpu,
     n: usize,
@@ -258,7 +259,6 @@ fn jones_plassmann_states<U: Scalar>(
     col_idx: &CudaSlice<u32>,
     mut method: ColoringMethod,
     transpose: Option<Csr<U>>,
-    unordered: Option<bool>,
 ) -> Result<(CudaSlice<u64>, usize)> {
     let mut state = gpu.zeros::<u64>(n)?;
     if n == 0 {
@@ -284,13 +284,7 @@ fn jones_plassmann_states<U: Scalar>(
              (ColoringMethod::Greedy, `--coloring greedy`)"
         ),
     };
-    let unordered = || -> Result<bool> {
-        match unordered {
-            Some(unordered) => Ok(unordered),
-            None => Ok(mean_distance(gpu, n, row_ptr, col_idx)? > UNORDERED_MEAN_DISTANCE),
-        }
-    };
-    if method == ColoringMethod::Auto && unordered()? {
+    if method == ColoringMethod::Auto && mean_distance(gpu, n, row_ptr, col_idx)? > UNORDERED_MEAN_DISTANCE {
         if parity_coloring(gpu, n, row_ptr, col_idx, &mut state)? {
             let count = color_count(gpu, &state)?;
             return Ok((state, count));
@@ -661,7 +655,7 @@ fn color_states<T: Scalar>(
         return Ok((gpu.upload(&state)?, coloring.count));
     }
     let transpose = if m.pattern_symmetric(gpu)? { None } else { Some(host_pattern()?.transpose()) };
-    jones_plassmann_states(gpu, n, &csr.row_ptr, &csr.col_idx, method, transpose, None)
+    jones_plassmann_states(gpu, n, &csr.row_ptr, &csr.col_idx, method, transpose)
 }
 
 /// The stable counting sort of the rows of a square pattern on the device (`n` rows, `nnz`
@@ -921,20 +915,40 @@ impl<T: Scalar> GroupedCopy<T> {
     /// As [`GroupedCopy::sorted`] for the node blocks of the matrix, `state` holding each
     /// block's color: the blocks sorted by color (stable), each block's k rows in turn, its
     /// entries off the diagonal block once per block with the k rows' values side by side
-    /// (`kernels::permute_blocks`); each color read by groups of lanes per block. With
-    /// `x_in_copy_order` (for a matrix whose row order has no locality) the columns number
-    /// rows of the copy, and the sweeps run on x in the copy's order.
+    /// (`kernels::permute_blocks`); each color read by groups of lanes per block. With an
+    /// `order` of the blocks (for a matrix whose row order has no locality: a breadth-first
+    /// one) the blocks of each color come in that order, the columns number rows of the copy,
+    /// and the sweeps run on x in the copy's order.
     pub(crate) fn sorted_blocks(
         gpu: &Gpu,
         m: &SymgsMatrix<T>,
         blocks: &NodeBlocks,
         state: &CudaSlice<u64>,
         colors: usize,
-        x_in_copy_order: bool,
+        order: Option<&[u32]>,
     ) -> Result<Self> {
         let (n, csr, k) = (m.rows, &m.csr, blocks.k);
-        let graph = (blocks.count, &blocks.block_ptr, blocks.block_col.len());
-        let (block_order, block_ptr, spans) = sort_by_color(gpu, graph, state, colors)?;
+        let (count, graph_entries) = (blocks.count, blocks.block_col.len());
+        let (block_order, block_ptr, spans) = match order {
+            None => sort_by_color(gpu, (count, &blocks.block_ptr, graph_entries), state, colors)?,
+            Some(order) => {
+                // The stable sort of the blocks taken in `order`, then their numbers put back.
+                let (state, block_ptr) = (gpu.download(state)?, gpu.download(&blocks.block_ptr)?);
+                let state_in_order: Vec<u64> = order.iter().map(|&b| state[b as usize]).collect();
+                let mut ptr_in_order = Vec::with_capacity(count + 1);
+                ptr_in_order.push(0u32);
+                for &b in order {
+                    let b = b as usize;
+                    ptr_in_order.push(ptr_in_order[ptr_in_order.len() - 1] + block_ptr[b + 1] - block_ptr[b]);
+                }
+                let graph = (count, &gpu.upload(&ptr_in_order)?, graph_entries);
+                let (sorted, block_ptr, spans) =
+                    sort_by_color(gpu, graph, &gpu.upload(&state_in_order)?, colors)?;
+                let sorted: Vec<u32> = gpu.download(&sorted)?.iter().map(|&p| order[p as usize]).collect();
+                (gpu.upload(&sorted)?, block_ptr, spans)
+            }
+        };
+        let x_in_copy_order = order.is_some();
         // Entries off the diagonal blocks: k per neighbour block, k values each.
         let entries = k as usize * (blocks.block_col.len() - blocks.count);
         let (mut col_idx, mut values) = (gpu.zeros::<u32>(entries)?, gpu.zeros::<T>(k as usize * entries)?);
@@ -1430,26 +1444,19 @@ impl<T: Scalar> MulticolorSmoother<T> {
     /// turn ([`MulticolorSmoother::block_rows`]): k times fewer colors, and x read once per
     /// block entry. The greedy coloring, and [`MulticolorSmoother::from_matrix_as`], color rows.
     pub fn from_matrix(gpu: &Gpu, m: &SymgsMatrix<T>, method: ColoringMethod) -> Result<Self> {
-        if method != ColoringMethod::Greedy {
+        if method != ColoringMethod::Greedy
+            && let Some(blocks) = node_blocks(gpu, m)?
+        {
+            // The graph of the blocks is symmetric, as A's pattern is.
+            let (block_ptr, block_col) = (&blocks.block_ptr, &blocks.block_col);
+            let (state, colors) =
+                jones_plassmann_states::<f32>(gpu, blocks.count, block_ptr, block_col, method, None)?;
+            // A matrix in no row order: its blocks in breadth-first order within each color.
             let unordered =
                 mean_distance(gpu, m.rows, &m.csr.row_ptr, &m.csr.col_idx)? > UNORDERED_MEAN_DISTANCE;
-            if let Some(blocks) = node_blocks(gpu, m, unordered)? {
-                // The graph of the blocks is symmetric, as A's pattern is; A's order decides
-                // the coloring (the blocks of a matrix in no order are numbered in
-                // breadth-first order).
-                let (block_ptr, block_col) = (&blocks.block_ptr, &blocks.block_col);
-                let (state, colors) = jones_plassmann_states::<f32>(
-                    gpu,
-                    blocks.count,
-                    block_ptr,
-                    block_col,
-                    method,
-                    None,
-                    Some(unordered),
-                )?;
-                let copy = GroupedCopy::sorted_blocks(gpu, m, &blocks, &state, colors, unordered)?;
-                return Self::with_copy(gpu, copy, Some(method), None);
-            }
+            let order = if unordered { Some(breadth_first_blocks(gpu, m, &blocks)?) } else { None };
+            let copy = GroupedCopy::sorted_blocks(gpu, m, &blocks, &state, colors, order.as_deref())?;
+            return Self::with_copy(gpu, copy, Some(method), None);
         }
         let (state, colors) = color_states(gpu, m, method)?;
         Self::with_copy(gpu, GroupedCopy::sorted(gpu, m, &state, colors)?, Some(method), None)
