@@ -935,12 +935,11 @@ impl<T: Scalar> GroupedCopy<T> {
                 // The stable sort of the blocks taken in `order`, then their numbers put back.
                 let (state, block_ptr) = (gpu.download(state)?, gpu.download(&blocks.block_ptr)?);
                 let state_in_order: Vec<u64> = order.iter().map(|&b| state[b as usize]).collect();
-                let mut ptr_in_order = Vec::with_capacity(count + 1);
-                ptr_in_order.push(0u32);
-                for &b in order {
-                    let b = b as usize;
-                    ptr_in_order.push(ptr_in_order[ptr_in_order.len() - 1] + block_ptr[b + 1] - block_ptr[b]);
-                }
+                let ends = order.iter().scan(0, |end, &b| {
+                    *end += block_ptr[b as usize + 1] - block_ptr[b as usize];
+                    Some(*end)
+                });
+                let ptr_in_order: Vec<u32> = std::iter::once(0).chain(ends).collect();
                 let graph = (count, &gpu.upload(&ptr_in_order)?, graph_entries);
                 let (sorted, block_ptr, spans) =
                     sort_by_color(gpu, graph, &gpu.upload(&state_in_order)?, colors)?;

@@ -130,9 +130,10 @@ pub unsafe fn block_positions(count: u32, order: *const u32, position: *mut u32)
 /// the block, those of lower colors first and those of higher colors from `upper_start[c]` on
 /// (each part in A's order), into `new_col_idx[k block_ptr[c]..]` (with `copy_columns` as rows
 /// of the copy: row t of block b of A is row `k position[b] + t`), each with the `k` rows'
-/// values side by side in `new_values` (the rows share the pattern, so an entry's place in the row is the
-/// same in each); the block's own `k x k` entries into `diagonal_blocks[k^2 c..]`, row-major.
-/// `state` holds each block's color in its low 32 bits. Launch: a warp per block.
+/// values side by side in `new_values` (the rows share the pattern, so an entry's place in
+/// the row is the same in each); the block's own `k x k` entries into `diagonal_blocks[k^2
+/// c..]`, row-major. `state` holds each block's color in its low 32 bits. Launch: a warp per
+/// block.
 #[gpu::kernel(T = f32 | f64)]
 #[allow(clippy::too_many_arguments)] // the blocks, A, and the copy's arrays
 pub unsafe fn permute_blocks<T: Float>(
