@@ -75,7 +75,7 @@ use crate::kernels::blas1;
 use crate::kernels::symgs::blocks as kernels_blocks;
 use crate::kernels::symgs::breadth_first as kernels_bfs;
 use crate::kernels::symgs::multicolor as kernels;
-use crate::sparse::{Csr, UNORDERED_MEAN_DISTANCE};
+use crate::sparse::{Csr, UNORDERED_MEAN_DISTANCE, inverse_permutation};
 use crate::spmv::csr::CsrPlan;
 use crate::vendor::device_ptr;
 
@@ -929,8 +929,13 @@ impl<T: Scalar> GroupedCopy<T> {
     ) -> Result<Self> {
         let (n, csr, k) = (m.rows, &m.csr, blocks.k);
         let (count, graph_entries) = (blocks.count, blocks.block_col.len());
-        let (block_order, block_ptr, spans) = match order {
-            None => sort_by_color(gpu, (count, &blocks.block_ptr, graph_entries), state, colors)?,
+        // With an order, `position` holds where each block of A lands in the copy.
+        let (block_order, block_ptr, spans, position) = match order {
+            None => {
+                let (sorted, block_ptr, spans) =
+                    sort_by_color(gpu, (count, &blocks.block_ptr, graph_entries), state, colors)?;
+                (sorted, block_ptr, spans, gpu.zeros::<u32>(0)?)
+            }
             Some(order) => {
                 // The stable sort of the blocks taken in `order`, then their numbers put back.
                 let (state, block_ptr) = (gpu.download(state)?, gpu.download(&blocks.block_ptr)?);
@@ -944,7 +949,7 @@ impl<T: Scalar> GroupedCopy<T> {
                 let (sorted, block_ptr, spans) =
                     sort_by_color(gpu, graph, &gpu.upload(&state_in_order)?, colors)?;
                 let sorted: Vec<u32> = gpu.download(&sorted)?.iter().map(|&p| order[p as usize]).collect();
-                (gpu.upload(&sorted)?, block_ptr, spans)
+                (gpu.upload(&sorted)?, block_ptr, spans, gpu.upload(&inverse_permutation(&sorted))?)
             }
         };
         let x_in_copy_order = order.is_some();
@@ -953,19 +958,11 @@ impl<T: Scalar> GroupedCopy<T> {
         let (mut col_idx, mut values) = (gpu.zeros::<u32>(entries)?, gpu.zeros::<T>(k as usize * entries)?);
         let mut diagonal = gpu.zeros::<T>(n * k as usize)?;
         let (mut upper_start, mut new_to_old) = (gpu.zeros::<u32>(blocks.count)?, gpu.zeros::<u32>(n)?);
-        let mut position = gpu.zeros::<u32>(blocks.count)?;
         // SAFETY: the blocks' order (a permutation of them), members, ranks and graph as
         // `node_blocks` built them (each member row shares its leader row's pattern), A's
-        // square CSR arrays, a state per block; the copy's arrays sized above; a thread, then a
-        // warp, per block.
+        // square CSR arrays, a state per block, a position per block where columns are copy rows;
+        // the copy's arrays sized above; a warp per block.
         unsafe {
-            kernels_blocks::block_positions(
-                gpu,
-                Launch::linear(blocks.count, 256),
-                blocks.count as u32,
-                &block_order,
-                &mut position,
-            )?;
             kernels_blocks::permute_blocks(
                 gpu,
                 Launch::warp_per_item(blocks.count, 4),
@@ -995,11 +992,12 @@ impl<T: Scalar> GroupedCopy<T> {
                 first: k * s.first,
                 count: k * s.count,
                 nnz: k * k * s.nnz,
-                // At most 8 lanes a block: a color's groups then fit in fewer waves, each lane
-                // with more gathers in flight (FEM blocks of 2-4 rows: 12-31% faster than 16 or
-                // 32 lanes on four of six matrices, PERF.md); lane t < k relaxes row t.
+                // At most 8 lanes a block, and at most twice its rows: a color's groups then
+                // fit in fewer waves, each lane with more gathers in flight (FEM blocks of 2-4
+                // rows against 16 or 32 lanes, and blocks of 2 rows against 8, PERF.md); lane
+                // t < k relaxes row t.
                 width: CsrPlan::width_for((k * s.nnz) as f64 / s.count as f64)
-                    .clamp(k.next_power_of_two(), 8),
+                    .clamp(k.next_power_of_two(), (2 * k).next_power_of_two().min(8)),
             })
             .collect();
         Ok(GroupedCopy {

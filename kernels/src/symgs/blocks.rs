@@ -114,17 +114,6 @@ pub unsafe fn block_graph(
     }
 }
 
-/// `position[order[c]] = c` for c < `count`: where each block of A lands in the copy.
-/// Launch: a thread per block.
-#[gpu::kernel]
-pub unsafe fn block_positions(count: u32, order: *const u32, position: *mut u32) {
-    let c = index_1d();
-    if c < count {
-        // SAFETY: c < count, the length of order; order is a permutation of 0..count.
-        unsafe { *position.add(load_nc(order.add(c as usize)) as usize) = c };
-    }
-}
-
 /// Block `c` of the colored copy from block `new_to_old[c]` of A (rows `members[k b..k b +
 /// k]`, in rank order): its rows into `rows_of[k c..]`; the entries of its leader row outside
 /// the block, those of lower colors first and those of higher colors from `upper_start[c]` on
