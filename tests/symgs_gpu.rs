@@ -720,13 +720,13 @@ fn symgs_wrong_vector_lengths_are_errors() {
 }
 
 fn vector_kernels<T: Scalar>() {
-    use rgla::blas1::{Dot, dot_cpu, xpay, xpay_cpu};
+    use rgla::blas1::{CgStep, Dot, cg_step, cg_step_cpu, dot_cpu};
     let gpu = gpu();
     let mut dot = Dot::<T>::new(&gpu).unwrap();
     for n in [1usize, 31, 1000, 1 << 20, (1 << 20) + 13] {
         let x = random_vec::<T>(n, 9);
         let y = random_vec::<T>(n, 10);
-        let (dx, mut dy) = (gpu.upload(&x).unwrap(), gpu.upload(&y).unwrap());
+        let (dx, dy) = (gpu.upload(&x).unwrap(), gpu.upload(&y).unwrap());
         let got: f64 = dot.run(&gpu, &dx, &dy).unwrap().into();
         let expect = dot_cpu(&x, &y);
         let scale = dot_cpu(&x, &x).sqrt() * dot_cpu(&y, &y).sqrt();
@@ -735,28 +735,34 @@ fn vector_kernels<T: Scalar>() {
         let together = gpu.download(&dot.queue(&gpu, &[(&dx, &dx), (&dx, &dy)]).unwrap()).unwrap();
         let alone = dot.run(&gpu, &dx, &dx).unwrap();
         assert_eq!(together, [alone, dot.run(&gpu, &dx, &dy).unwrap()], "dots queued together, n={n}");
-        let b = T::from_f64(0.75);
-        let mut expect = y.clone();
-        xpay_cpu(&x, b, &mut expect);
-        xpay(&gpu, &dx, b, &mut dy).unwrap();
-        // Both fused: equal to the bit.
-        assert_eq!(compare(&gpu.download(&dy).unwrap(), &expect, 0.0).max_abs_error, 0.0, "xpay n={n}");
+        // CG's step, on the GPU and the CPU: both fused, equal to the bit.
+        let (alpha, beta) = (T::from_f64(0.375), T::from_f64(0.75));
+        let mut expect: [Vec<T>; 4] = std::array::from_fn(|k| random_vec::<T>(n, 11 + k as u64));
+        let mut got = expect.each_ref().map(|v| gpu.upload(v).unwrap());
+        let [p, s, x_, r] = expect.each_mut();
+        cg_step_cpu(alpha, beta, &x, &y, CgStep { p, s, x: x_, r });
+        let [p, s, x_, r] = got.each_mut();
+        cg_step(&gpu, alpha, beta, &dx, &dy, CgStep { p, s, x: x_, r }).unwrap();
+        for (name, (got, expect)) in ["p", "s", "x", "r"].iter().zip(got.iter().zip(&expect)) {
+            let got = gpu.download(got).unwrap();
+            assert_eq!(compare(&got, expect, 0.0).max_abs_error, 0.0, "cg_step's {name}, n={n}");
+        }
     }
     let (empty, one) = (gpu.zeros::<T>(0).unwrap(), gpu.upload(&[T::from_f64(2.0)]).unwrap());
     let values = gpu.download(&dot.queue(&gpu, &[(&empty, &empty), (&one, &one)]).unwrap()).unwrap();
     assert_eq!(values, [T::ZERO, T::from_f64(4.0)], "an empty dot is zero");
-    let err = dot.queue(&gpu, &[(&one, &one); 3]).err().unwrap();
-    assert!(err.to_string().contains("3 dot products queued at once, at most 2"), "{err}");
+    let err = dot.queue(&gpu, &[(&one, &one); 4]).err().unwrap();
+    assert!(err.to_string().contains("4 dot products queued at once, at most 3"), "{err}");
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
-fn symgs_dot_and_xpay_f32() {
+fn symgs_dot_and_cg_step_f32() {
     vector_kernels::<f32>();
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
-fn symgs_dot_and_xpay_f64() {
+fn symgs_dot_and_cg_step_f64() {
     vector_kernels::<f64>();
 }

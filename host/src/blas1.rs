@@ -1,5 +1,5 @@
 //! Vector operations: `axpy` (y = a x + y), the end-to-end example of a kernel with its CPU
-//! reference and host driver, and what PCG needs besides: `xpay` (y = x + b y) and dot
+//! reference and host driver, and what PCG needs besides: its step (`cg_step`) and dot
 //! products.
 
 use crate::Scalar;
@@ -22,11 +22,28 @@ pub fn axpy<T: Scalar>(gpu: &Gpu, a: T, x: &CudaSlice<T>, y: &mut CudaSlice<T>) 
     unsafe { kernels::axpy(gpu, grid_stride(gpu, n), n, a, x, y) }
 }
 
-/// CPU reference: `y[i] = x[i] + b * y[i]` (fused, as on the GPU).
-pub fn xpay_cpu<T: Scalar>(x: &[T], b: T, y: &mut [T]) {
-    assert_eq!(x.len(), y.len(), "xpay: x and y differ in length");
-    for (yi, &xi) in y.iter_mut().zip(x) {
-        *yi = b.mul_add(*yi, xi);
+/// The vectors one step of conjugate gradients in Chronopoulos and Gear's form updates: the
+/// search direction p, its product s = A p, the solution x and the residual r.
+pub struct CgStep<'a, V: ?Sized> {
+    pub p: &'a mut V,
+    pub s: &'a mut V,
+    pub x: &'a mut V,
+    pub r: &'a mut V,
+}
+
+/// CPU reference of [`cg_step`], fused as on the GPU.
+pub fn cg_step_cpu<T: Scalar>(alpha: T, beta: T, u: &[T], w: &[T], step: CgStep<'_, [T]>) {
+    let n = u.len();
+    assert!(
+        [w.len(), step.p.len(), step.s.len(), step.x.len(), step.r.len()].iter().all(|&len| len == n),
+        "cg_step: the vectors differ in length"
+    );
+    let minus_alpha = T::ZERO - alpha;
+    for i in 0..n {
+        step.p[i] = beta.mul_add(step.p[i], u[i]);
+        step.s[i] = beta.mul_add(step.s[i], w[i]);
+        step.x[i] = alpha.mul_add(step.p[i], step.x[i]);
+        step.r[i] = minus_alpha.mul_add(step.s[i], step.r[i]);
     }
 }
 
@@ -55,14 +72,27 @@ fn grid_stride(gpu: &Gpu, n: u32) -> Launch {
     Launch::linear(grid_stride_blocks(gpu, n) * 256, 256)
 }
 
-/// `y = x + b y` on the GPU.
-pub fn xpay<T: Scalar>(gpu: &Gpu, x: &CudaSlice<T>, b: T, y: &mut CudaSlice<T>) -> Result<()> {
-    let n = checked_len("xpay", x, y)?;
+/// One step of conjugate gradients in Chronopoulos and Gear's form on the GPU: `p = u + beta
+/// p`, `s = w + beta s`, then `x += alpha p` and `r -= alpha s`, in one pass.
+pub fn cg_step<T: Scalar>(
+    gpu: &Gpu,
+    alpha: T,
+    beta: T,
+    u: &CudaSlice<T>,
+    w: &CudaSlice<T>,
+    step: CgStep<'_, CudaSlice<T>>,
+) -> Result<()> {
+    let n = checked_len("cg_step", u, w)?;
+    for v in [&*step.p, &*step.s, &*step.x, &*step.r] {
+        checked_len("cg_step", u, v)?;
+    }
     if n == 0 {
         return Ok(());
     }
-    // SAFETY: x and y hold the n elements the grid-stride loop reads and writes.
-    unsafe { kernels::xpay(gpu, grid_stride(gpu, n), n, x, b, y) }
+    // SAFETY: the six vectors hold the n elements the grid-stride loop reads and writes.
+    unsafe {
+        kernels::cg_step(gpu, grid_stride(gpu, n), n, alpha, beta, u, w, step.p, step.s, step.x, step.r)
+    }
 }
 
 /// Dot products on the GPU, with their scratch buffers allocated once: a grid-stride pass
@@ -76,7 +106,7 @@ pub struct Dot<T> {
 
 impl<T: Scalar> Dot<T> {
     /// The most products [`Dot::queue`] takes at once.
-    pub const AT_ONCE: usize = 2;
+    pub const AT_ONCE: usize = 3;
 
     pub fn new(gpu: &Gpu) -> Result<Self> {
         Ok(Dot {

@@ -17,14 +17,34 @@ pub unsafe fn axpy<T: Float>(n: u32, a: T, x: *const T, y: *mut T) {
     }
 }
 
-/// `y[i] = x[i] + b * y[i]` for `i < n` (PCG's new search direction), grid-stride loop.
+/// One step of conjugate gradients in Chronopoulos and Gear's form, for `i < n`: the search
+/// direction `p = u + beta p` and its product `s = w + beta s` (w = A u, so s = A p), then
+/// `x += alpha p` and `r -= alpha s`; grid-stride loop.
 #[gpu::kernel(T = f32 | f64)]
-pub unsafe fn xpay<T: Float>(n: u32, x: *const T, b: T, y: *mut T) {
+#[allow(clippy::too_many_arguments)] // the two scalars and the six vectors of the step
+pub unsafe fn cg_step<T: Float>(
+    n: u32,
+    alpha: T,
+    beta: T,
+    u: *const T,
+    w: *const T,
+    p: *mut T,
+    s: *mut T,
+    x: *mut T,
+    r: *mut T,
+) {
     let mut i = index_1d();
     while i < n {
-        let i_ = i as usize;
-        // SAFETY: i < n, the length of x and y.
-        unsafe { *y.add(i_) = b.mul_add(*y.add(i_), *x.add(i_)) };
+        let k = i as usize;
+        // SAFETY: k < n, the length of every vector.
+        unsafe {
+            let p_k = beta.mul_add(*p.add(k), *u.add(k));
+            let s_k = beta.mul_add(*s.add(k), *w.add(k));
+            *p.add(k) = p_k;
+            *s.add(k) = s_k;
+            *x.add(k) = alpha.mul_add(p_k, *x.add(k));
+            *r.add(k) = (-alpha).mul_add(s_k, *r.add(k));
+        }
         i += grid_size_1d();
     }
 }

@@ -4,7 +4,7 @@
 
 use super::{DistCsr, DistVector};
 use crate::Scalar;
-use crate::blas1::{Dot, axpy, xpay};
+use crate::blas1::{CgStep, Dot, axpy, cg_step};
 use crate::error::{Error, Result};
 use crate::symgs::Smoother;
 use crate::symgs::pcg::{CgSpace, PcgOptions, PcgReport, conjugate_gradients};
@@ -53,8 +53,22 @@ impl<T: Scalar> CgSpace for DistSpace<'_, '_, T> {
     fn axpy(&self, a: f64, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         self.each(x, y, |gpu, x, y| if x.is_empty() { Ok(()) } else { axpy(gpu, T::from_f64(a), x, y) })
     }
-    fn xpay(&self, x: &DistVector<T>, b: f64, y: &mut DistVector<T>) -> Result<()> {
-        self.each(x, y, |gpu, x, y| xpay(gpu, x, T::from_f64(b), y))
+    fn step(
+        &self,
+        alpha: f64,
+        beta: f64,
+        u: &DistVector<T>,
+        w: &DistVector<T>,
+        step: CgStep<'_, DistVector<T>>,
+    ) -> Result<()> {
+        let (alpha, beta) = (T::from_f64(alpha), T::from_f64(beta));
+        let CgStep { p, s, x, r } = step;
+        for (i, part) in self.a.parts.iter().enumerate() {
+            let step =
+                CgStep { p: &mut p.parts[i], s: &mut s.parts[i], x: &mut x.parts[i], r: &mut r.parts[i] };
+            cg_step(&part.gpu, alpha, beta, &u.parts[i], &w.parts[i], step)?;
+        }
+        Ok(())
     }
     fn precondition(&mut self, r: &DistVector<T>, z: &mut DistVector<T>) -> Result<()> {
         let Some(smoothers) = self.smoothers.as_deref_mut() else {

@@ -1,6 +1,6 @@
 //! Conjugate gradients preconditioned by one symmetric Gauss-Seidel sweep from x = 0 (HPCG's
 //! solver, without the multigrid), driven from the host: SpMV (the adaptive CSR kernel), dot
-//! products, axpy and xpay on the GPU, the scalars on the host. Stops when
+//! products and the vector updates on the GPU, the scalars on the host. Stops when
 //! ||r|| / ||b|| <= tolerance or after `max_iterations`. The same loop on the CPU
 //! ([`pcg_cpu`]) gives the reference iteration counts and times.
 
@@ -9,7 +9,7 @@ use std::time::Instant;
 use super::Smoother;
 use super::cpu::{CpuSymgs, check_vector};
 use crate::Scalar;
-use crate::blas1::{Dot, axpy, axpy_cpu, dot_cpu, xpay, xpay_cpu};
+use crate::blas1::{CgStep, Dot, axpy, axpy_cpu, cg_step, cg_step_cpu, dot_cpu};
 use crate::error::{Error, Result};
 use crate::gpu::{CudaSlice, Gpu};
 use crate::sparse::Csr;
@@ -61,8 +61,15 @@ pub(crate) trait CgSpace {
     fn dots<const N: usize>(&mut self, pairs: [(&Self::Vector, &Self::Vector); N]) -> Result<[f64; N]>;
     /// y = a x + y.
     fn axpy(&self, a: f64, x: &Self::Vector, y: &mut Self::Vector) -> Result<()>;
-    /// y = x + b y.
-    fn xpay(&self, x: &Self::Vector, b: f64, y: &mut Self::Vector) -> Result<()>;
+    /// p = u + beta p, s = w + beta s, then x += alpha p and r -= alpha s.
+    fn step(
+        &self,
+        alpha: f64,
+        beta: f64,
+        u: &Self::Vector,
+        w: &Self::Vector,
+        step: CgStep<'_, Self::Vector>,
+    ) -> Result<()>;
     /// z = M^-1 r (one sweep from zero, or a copy without a preconditioner).
     fn precondition(&mut self, r: &Self::Vector, z: &mut Self::Vector) -> Result<()>;
     /// Waits for queued work.
@@ -77,42 +84,42 @@ pub(crate) fn conjugate_gradients<S: CgSpace>(
     options: PcgOptions,
 ) -> Result<PcgReport> {
     let start = Instant::now();
-    let (mut r, mut z, mut p, mut ap) = (space.zeros()?, space.zeros()?, space.zeros()?, space.zeros()?);
+    let (mut r, mut u, mut w) = (space.zeros()?, space.zeros()?, space.zeros()?);
+    let (mut p, mut s) = (space.zeros()?, space.zeros()?);
     // r = b - A x
-    space.spmv(x, &mut ap)?;
+    space.spmv(x, &mut w)?;
     space.copy(b, &mut r)?;
-    space.axpy(-1.0, &ap, &mut r)?;
+    space.axpy(-1.0, &w, &mut r)?;
     let [bb] = space.dots([(b, b)])?;
     let scale = if bb > 0.0 { bb.sqrt() } else { 1.0 };
-    // r is preconditioned before the residual test, so that r.r and r.z are summed together:
-    // one reduction fewer per iteration (what several GPUs wait on), one sweep more in all.
-    space.precondition(&r, &mut z)?;
-    let [rr, mut rz] = space.dots([(&r, &r), (&r, &z)])?;
-    let mut residual = rr.sqrt() / scale;
-    space.copy(&z, &mut p)?;
+    // Chronopoulos and Gear's form: s = A p follows its own recurrence (s = w + beta s, with w
+    // = A u the product of the preconditioned residual u), so that the three products an
+    // iteration needs are reduced together: one wait (one all-reduce on several GPUs) per
+    // iteration instead of two. The residual test comes after the next u and w: one sweep and
+    // one SpMV more in all.
+    let (mut alpha, mut ru) = (0.0, 0.0);
     let mut iterations = 0;
-    while residual > options.tolerance && iterations < options.max_iterations {
+    let residual = loop {
+        space.precondition(&r, &mut u)?;
+        space.spmv(&u, &mut w)?;
+        let [rr, ru_next, wu] = space.dots([(&r, &r), (&r, &u), (&w, &u)])?;
+        let residual = rr.sqrt() / scale;
+        if residual <= options.tolerance || iterations == options.max_iterations {
+            break residual;
+        }
         iterations += 1;
-        space.spmv(&p, &mut ap)?;
-        let [pap] = space.dots([(&p, &ap)])?;
+        if !ru_next.is_finite() || ru_next <= 0.0 {
+            return Err(breakdown("r.z", ru_next, iterations));
+        }
+        let beta = if iterations == 1 { 0.0 } else { ru_next / ru };
+        // p.Ap through the recurrences (equal in exact arithmetic).
+        let pap = if iterations == 1 { wu } else { wu - beta * ru_next / alpha };
         if !pap.is_finite() || pap <= 0.0 {
             return Err(breakdown("p.Ap", pap, iterations));
         }
-        let alpha = rz / pap;
-        space.axpy(alpha, &p, x)?;
-        space.axpy(-alpha, &ap, &mut r)?;
-        space.precondition(&r, &mut z)?;
-        let [rr, rz_next] = space.dots([(&r, &r), (&r, &z)])?;
-        residual = rr.sqrt() / scale;
-        if residual <= options.tolerance {
-            break;
-        }
-        if !rz_next.is_finite() || rz_next <= 0.0 {
-            return Err(breakdown("r.z", rz_next, iterations));
-        }
-        space.xpay(&z, rz_next / rz, &mut p)?;
-        rz = rz_next;
-    }
+        (alpha, ru) = (ru_next / pap, ru_next);
+        space.step(alpha, beta, &u, &w, CgStep { p: &mut p, s: &mut s, x: &mut *x, r: &mut r })?;
+    };
     space.finish()?;
     Ok(PcgReport {
         iterations,
@@ -148,8 +155,15 @@ impl<T: Scalar> CgSpace for GpuSpace<'_, '_, T> {
     fn axpy(&self, a: f64, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         axpy(self.gpu, T::from_f64(a), x, y)
     }
-    fn xpay(&self, x: &CudaSlice<T>, b: f64, y: &mut CudaSlice<T>) -> Result<()> {
-        xpay(self.gpu, x, T::from_f64(b), y)
+    fn step(
+        &self,
+        alpha: f64,
+        beta: f64,
+        u: &CudaSlice<T>,
+        w: &CudaSlice<T>,
+        step: CgStep<'_, CudaSlice<T>>,
+    ) -> Result<()> {
+        cg_step(self.gpu, T::from_f64(alpha), T::from_f64(beta), u, w, step)
     }
     fn precondition(&mut self, r: &CudaSlice<T>, z: &mut CudaSlice<T>) -> Result<()> {
         match self.smoother.as_deref_mut() {
@@ -212,8 +226,11 @@ impl<T: Scalar> CgSpace for CpuSpace<'_, T> {
         axpy_cpu(T::from_f64(a), x, y);
         Ok(())
     }
-    fn xpay(&self, x: &Vec<T>, b: f64, y: &mut Vec<T>) -> Result<()> {
-        xpay_cpu(x, T::from_f64(b), y);
+    fn step(&self, alpha: f64, beta: f64, u: &Vec<T>, w: &Vec<T>, step: CgStep<'_, Vec<T>>) -> Result<()> {
+        let CgStep { p, s, x, r } = step;
+        let step =
+            CgStep { p: p.as_mut_slice(), s: s.as_mut_slice(), x: x.as_mut_slice(), r: r.as_mut_slice() };
+        cg_step_cpu(T::from_f64(alpha), T::from_f64(beta), u, w, step);
         Ok(())
     }
     fn precondition(&mut self, r: &Vec<T>, z: &mut Vec<T>) -> Result<()> {
