@@ -281,3 +281,34 @@ fn pcg_converges_and_the_sweep_preconditioner_helps() {
         );
     }
 }
+
+/// PCG judges convergence on b - A x, not on its recurrence's residual: in f32 on a badly
+/// conditioned matrix the recurrence's falls to the tolerance while the true one stays far
+/// above it, and the solve then says it did not converge, with the true residual.
+#[test]
+fn pcg_reports_the_true_residual() {
+    let options = PcgOptions { tolerance: 1e-7, max_iterations: 3000 };
+    let b = random_vec::<f64>(300 * 300, 3);
+    let a = generate::poisson2d::<f32>(300, 300).unwrap();
+    let b32: Vec<f32> = b.iter().map(|&v| v as f32).collect();
+    let mut x = vec![0.0; b.len()];
+    let report = pcg_cpu(&a, true, &b32, &mut x, options).unwrap();
+    let true_residual = residual_norm(&a, &b32, &x) / residual_norm(&a, &b32, &vec![0.0; b.len()]);
+    assert!(
+        !report.converged && true_residual > options.tolerance,
+        "f32: {report:?}, true {true_residual:e}"
+    );
+    // The solve's b - A x is summed in f32: within 10% of the same in f64.
+    assert!(
+        (report.relative_residual - true_residual).abs() <= 0.1 * true_residual,
+        "{report:?}, {true_residual:e}"
+    );
+    let a = generate::poisson2d::<f64>(300, 300).unwrap();
+    let mut x = vec![0.0; b.len()];
+    let report = pcg_cpu(&a, true, &b, &mut x, options).unwrap();
+    let true_residual = residual_norm(&a, &b, &x) / residual_norm(&a, &b, &vec![0.0; b.len()]);
+    assert!(
+        report.converged && true_residual <= options.tolerance,
+        "f64: {report:?}, true {true_residual:e}"
+    );
+}
