@@ -78,19 +78,17 @@ pub(crate) trait CgSpace {
     fn finish(&self) -> Result<()>;
 }
 
-/// r = b - A x (w its scratch), and r.r.
-fn residual_of<S: CgSpace>(
+/// r = b - A x (w its scratch).
+fn residual_into<S: CgSpace>(
     space: &mut S,
     b: &S::Vector,
     x: &S::Vector,
     r: &mut S::Vector,
     w: &mut S::Vector,
-) -> Result<f64> {
+) -> Result<()> {
     space.spmv(x, w)?;
     space.copy(b, r)?;
-    space.axpy(-1.0, w, r)?;
-    let [rr] = space.dots([(&*r, &*r)])?;
-    Ok(rr)
+    space.axpy(-1.0, w, r)
 }
 
 /// Preconditioned CG on A x = b from the x given, in any [`CgSpace`].
@@ -105,7 +103,7 @@ pub(crate) fn conjugate_gradients<S: CgSpace>(
     let (mut p, mut s) = (space.zeros()?, space.zeros()?);
     let [bb] = space.dots([(b, b)])?;
     let scale = if bb > 0.0 { bb.sqrt() } else { 1.0 };
-    residual_of(space, b, x, &mut r, &mut w)?;
+    residual_into(space, b, x, &mut r, &mut w)?;
     // Chronopoulos and Gear's form: s = A p follows its own recurrence (s = w + beta s, with w
     // = A u the product of the preconditioned residual u), so that the three products an
     // iteration needs are reduced together: one wait (one all-reduce on several GPUs) per
@@ -125,7 +123,9 @@ pub(crate) fn conjugate_gradients<S: CgSpace>(
             // The recurrences drift from b - A x (in f32, by orders of magnitude on badly
             // conditioned matrices): the true residual decides. Where it is too large, r is
             // replaced by it and CG starts again, unless it has not halved since the last time.
-            let residual = residual_of(space, b, x, &mut r, &mut w)?.sqrt() / scale;
+            residual_into(space, b, x, &mut r, &mut w)?;
+            let [rr] = space.dots([(&r, &r)])?;
+            let residual = rr.sqrt() / scale;
             let stalled = replaced.is_some_and(|last| residual > 0.5 * last);
             if residual <= options.tolerance || iterations == options.max_iterations || stalled {
                 break residual;
