@@ -196,10 +196,11 @@ fn matrix<T: Scalar>(s: &mut Session, name: &str, a: &Csr<T>) {
     for kernel in kernels {
         // The thread-per-row kernel is hopeless on rows of thousands: skip it there; the
         // 16-bit gaps exist only where every gap fits, hot columns only where a few
-        // columns hold many nonzeros.
+        // columns hold many nonzeros, row patterns only where the rows repeat a few.
         if kernel == CsrKernel::Scalar && longest_row > 10_000
             || kernel == CsrKernel::Gaps16 && !da.has_gaps16()
             || kernel == CsrKernel::MergeHot && !da.has_hot_columns()
+            || kernel == CsrKernel::Patterns && !da.has_patterns()
         {
             continue;
         }

@@ -6,7 +6,9 @@ mod common;
 use common::{gpu, random_vec, real_matrices};
 use rgla::sparse::{Bsr, Csr, Hll, HllLayout, generate};
 use rgla::spmv::bsr::{BsrKernel, DeviceBsr};
-use rgla::spmv::csr::{CsrKernel, CsrPath, DeviceCsr, GAPS16_ROWS_PER_GROUP, ROWS_PER_GROUP, WIDTHS};
+use rgla::spmv::csr::{
+    CsrKernel, CsrPath, DeviceCsr, GAPS16_ROWS_PER_GROUP, PATTERNS_ROWS_PER_GROUP, ROWS_PER_GROUP, WIDTHS,
+};
 use rgla::spmv::hll::{DeviceHll, HllKernel};
 use rgla::spmv::{BlockWarps, bsr, cpu, csr, hll};
 use rgla::verify::compare;
@@ -75,10 +77,18 @@ fn csr_kernels<T: Scalar>() {
         if name.starts_with("stencil27") || name.starts_with("delaunay") {
             assert!(!da.has_hot_columns(), "{name}: hot columns");
         }
+        // A stencil's rows repeat a few patterns; random rows do not.
+        if name.starts_with("stencil27") || name.starts_with("fem") {
+            assert!(da.has_patterns(), "{name}: no row patterns");
+        }
+        if name.starts_with("random 3001") {
+            assert!(!da.has_patterns(), "{name}: row patterns");
+        }
         for &kernel in &kernels {
             let missing = match kernel {
                 CsrKernel::Gaps16 if !da.has_gaps16() => Some("exceeds 16 bits"),
                 CsrKernel::MergeHot if !da.has_hot_columns() => Some("no hot columns"),
+                CsrKernel::Patterns if !da.has_patterns() => Some("column patterns"),
                 _ => None,
             };
             // (An empty matrix has nothing to compute, with any kernel.)
@@ -114,18 +124,24 @@ fn csr_kernels<T: Scalar>() {
                 }
             }
         }
-        // And every shape of the 16-bit gaps, where they fit.
-        if !da.has_gaps16() {
-            continue;
-        }
-        da.plan.path = CsrPath::Gaps16;
-        for width in WIDTHS {
-            for rows_per_group in GAPS16_ROWS_PER_GROUP {
-                (da.plan.width, da.plan.rows_per_group) = (width, rows_per_group);
-                let what = format!("csr-adaptive gaps16 {width} rows{rows_per_group} {} on {name}", T::NAME);
-                check(&gpu, &what, &a, &x, &expect, |x, y| {
-                    csr::spmv(&gpu, &da, CsrKernel::Adaptive, BlockWarps::DEFAULT, x, y)
-                });
+        // And every shape of the 16-bit gaps and of the row patterns, where they exist.
+        let compressed = [
+            (CsrPath::Gaps16, da.has_gaps16(), &GAPS16_ROWS_PER_GROUP[..]),
+            (CsrPath::Patterns, da.has_patterns(), &PATTERNS_ROWS_PER_GROUP[..]),
+        ];
+        for (path, present, rows_per_group) in compressed {
+            if !present {
+                continue;
+            }
+            da.plan.path = path;
+            for width in WIDTHS {
+                for &rows_per_group in rows_per_group {
+                    (da.plan.width, da.plan.rows_per_group) = (width, rows_per_group);
+                    let what = format!("csr-adaptive {} {} on {name}", da.plan, T::NAME);
+                    check(&gpu, &what, &a, &x, &expect, |x, y| {
+                        csr::spmv(&gpu, &da, CsrKernel::Adaptive, BlockWarps::DEFAULT, x, y)
+                    });
+                }
             }
         }
     }

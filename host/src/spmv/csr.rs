@@ -2,9 +2,11 @@
 //! the adaptive kernel with its one-time analysis ([`CsrPlan`]): vectors of lanes per row,
 //! merge-path tiles of equal work where rows are skewed or often empty (with the x values of a
 //! graph's most popular columns gathered side by side), or vectors over 16-bit column gaps
-//! where they fit (fewer bytes to move); on a large matrix with no row order of its own, any of
-//! these on a copy renumbered in breadth-first order, where that is faster.
+//! where they fit, or over a few repeated row patterns where the rows have them (fewer bytes
+//! to move); on a large matrix with no row order of its own, any of these on a copy
+//! renumbered in breadth-first order, where that is faster.
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -40,6 +42,8 @@ pub struct DeviceCsr<T> {
     /// The column indices as 16-bit gaps, where every gap fits: (each row's first column,
     /// the gaps).
     gaps16: Option<(CudaSlice<u32>, CudaSlice<u16>)>,
+    /// Each row's pattern of columns, where the rows repeat a few ([`row_patterns`]).
+    patterns: Option<DevicePatterns>,
     /// The most popular columns, where a few columns hold many of the nonzeros.
     hot: Option<HotColumns<T>>,
     /// The matrix in a breadth-first numbering, where it has no row order of its own and the
@@ -48,6 +52,13 @@ pub struct DeviceCsr<T> {
     /// Milliseconds the analysis took at upload (partition, statistics and timings), the
     /// counterpart of cuSPARSE's preprocessing.
     pub analysis_ms: f64,
+}
+
+/// [`RowPatterns`] on the device.
+struct DevicePatterns {
+    pattern_of: CudaSlice<u8>,
+    pattern_start: CudaSlice<u32>,
+    offsets: CudaSlice<u32>,
 }
 
 /// A graph's most popular columns ([`hot_columns`]), numbered 0.. in their order, the others
@@ -166,6 +177,8 @@ pub enum CsrPath {
     Merge,
     /// `width` lanes per row over the 16-bit column gaps.
     Gaps16,
+    /// `width` lanes per row, each row's columns from its pattern.
+    Patterns,
     /// Merge-path tiles, the x values of the hot columns gathered first.
     MergeHot,
 }
@@ -181,6 +194,9 @@ pub const WIDTHS: [u32; 5] = kernels::vector::W;
 
 /// The rows per group the vector kernel is built for.
 pub const ROWS_PER_GROUP: [u32; 3] = kernels::vector::R;
+
+/// The rows per group the row-pattern kernel is built for.
+pub const PATTERNS_ROWS_PER_GROUP: [u32; 3] = kernels::patterns::R;
 
 /// The rows per group the 16-bit gaps kernel is built for (four rows took it past 64
 /// registers and were slower everywhere: PERF.md).
@@ -254,11 +270,12 @@ impl CsrPlan {
 }
 
 /// Device bytes of an uploaded matrix of `rows` rows and `nnz` entries: the matrix, its 16-bit
-/// gaps and the merge-path partition.
+/// gaps, its row patterns (a byte a row and a small table) and the merge-path partition.
 fn device_bytes<T>(rows: usize, nnz: usize) -> u128 {
     let elem = size_of::<T>() as u128;
     let tiles = (rows + nnz).div_ceil(abi::spmv::merge_tile(size_of::<T>()) as usize) as u128;
-    nnz as u128 * (6 + elem) + (rows as u128 + 1) * 8 + tiles * (4 + elem)
+    let patterns = rows as u128 + 4 * (MAX_ROW_PATTERNS * (MAX_PATTERN_LEN + 1)) as u128;
+    nnz as u128 * (6 + elem) + (rows as u128 + 1) * 8 + patterns + tiles * (4 + elem)
 }
 
 impl<T: Scalar> DeviceCsr<T> {
@@ -285,6 +302,7 @@ impl<T: Scalar> DeviceCsr<T> {
         let plan = CsrPlan::new(a.row_ptr());
         let tile_rows = merge_partition(a.row_ptr(), tile);
         let gaps = column_gaps(a.row_ptr(), a.col_indices());
+        let patterns = row_patterns(a.row_ptr(), a.col_indices());
         // The hot columns' copy of the matrix only where the device has room for it too.
         let hot = hot_columns(a.cols(), a.col_indices()).filter(|hot| {
             Footprint::new("the matrix with its entries numbered for its hot columns")
@@ -314,6 +332,14 @@ impl<T: Scalar> DeviceCsr<T> {
                 Some((base, gaps)) => Some((gpu.upload(&base)?, gpu.upload(&gaps)?)),
                 None => None,
             },
+            patterns: match patterns {
+                Some(p) => Some(DevicePatterns {
+                    pattern_of: gpu.upload(&p.pattern_of)?,
+                    pattern_start: gpu.upload(&p.pattern_start)?,
+                    offsets: gpu.upload(&p.offsets)?,
+                }),
+                None => None,
+            },
             hot: match (hot, hot_entries) {
                 (Some(columns), Some((col_idx, values))) => Some(HotColumns {
                     col_idx: gpu.upload(&col_idx)?,
@@ -333,8 +359,8 @@ impl<T: Scalar> DeviceCsr<T> {
     }
 
     /// Times the adaptive kernel's choices on this matrix (vector kernels of each width, rows
-    /// per group and load policy; merge-path tiles; the 16-bit gaps at each width and rows per
-    /// group; x of ones, median of five runs each, then of [`FINALISTS`] fastest again over 25
+    /// per group and load policy; merge-path tiles; the 16-bit gaps and the row patterns at
+    /// each width and rows per group; x of ones, median of five runs each, then of [`FINALISTS`] fastest again over 25
     /// runs) and keeps the fastest; then, on a large matrix with no row order of its own (`a`,
     /// where given), the product in a breadth-first numbering, kept where it is faster still.
     /// Small matrices are timed too: there the launches are most of the time, and the paths
@@ -354,6 +380,9 @@ impl<T: Scalar> DeviceCsr<T> {
             }
             if self.gaps16.is_some() {
                 choices.extend(GAPS16_ROWS_PER_GROUP.map(|r| (CsrPath::Gaps16, w, r, false)));
+            }
+            if self.patterns.is_some() {
+                choices.extend(PATTERNS_ROWS_PER_GROUP.map(|r| (CsrPath::Patterns, w, r, false)));
             }
         }
         choices.push((CsrPath::Merge, width, 1, false));
@@ -432,6 +461,11 @@ impl<T: Scalar> DeviceCsr<T> {
         self.gaps16.is_some()
     }
 
+    /// Whether the rows repeat few enough column patterns for [`CsrKernel::Patterns`] to run.
+    pub fn has_patterns(&self) -> bool {
+        self.patterns.is_some()
+    }
+
     /// Whether the matrix keeps hot columns, so that [`CsrKernel::MergeHot`] can run: where a
     /// few columns hold many of the nonzeros, and on a large matrix (2^20 nonzeros or more),
     /// only where they were the fastest choice.
@@ -472,12 +506,16 @@ pub enum CsrKernel {
     /// Merge-path tiles, the x values of the most popular columns gathered side by side first
     /// (where a few columns hold many of the nonzeros).
     MergeHot,
+    /// The vector kernel at the plan's width with each row's columns rebuilt from its pattern
+    /// (where the rows repeat at most 256 patterns: stencils, structured meshes), so no column
+    /// index is read; the plan's rows per group where the upload chose this path.
+    Patterns,
     /// The fast kernel: lanes per row from the analysis, long rows in chunks of a block each.
     Adaptive,
 }
 
 impl CsrKernel {
-    pub const ALL: [CsrKernel; 10] = [
+    pub const ALL: [CsrKernel; 11] = [
         CsrKernel::Scalar,
         CsrKernel::NnzAtomic,
         CsrKernel::WarpShuffle,
@@ -487,6 +525,7 @@ impl CsrKernel {
         CsrKernel::Merge,
         CsrKernel::Gaps16,
         CsrKernel::MergeHot,
+        CsrKernel::Patterns,
         CsrKernel::Adaptive,
     ];
 
@@ -501,6 +540,7 @@ impl CsrKernel {
             CsrKernel::Merge => "csr-merge".into(),
             CsrKernel::Gaps16 => "csr-gaps16".into(),
             CsrKernel::MergeHot => "csr-merge-hot".into(),
+            CsrKernel::Patterns => "csr-patterns".into(),
             CsrKernel::Adaptive => "csr-adaptive".into(),
         }
     }
@@ -515,7 +555,7 @@ impl CsrKernel {
 
 /// y = A x with the chosen kernel, queued on the GPU's stream. `warps` sets the block size
 /// of the classic kernels (scalar, nnz-atomic and the warp-per-row ones); the vector, merge,
-/// gaps16 and adaptive kernels have fixed blocks.
+/// gaps16, patterns and adaptive kernels have fixed blocks.
 pub fn spmv<T: Scalar>(
     gpu: &Gpu,
     a: &DeviceCsr<T>,
@@ -565,11 +605,13 @@ pub fn spmv<T: Scalar>(
             CsrKernel::Merge => launch_merge(gpu, a, (col_idx, values), x, None, y),
             CsrKernel::Gaps16 => launch_gaps16(gpu, a, x, y),
             CsrKernel::MergeHot => launch_merge_hot(gpu, a, x, y),
+            CsrKernel::Patterns => launch_patterns(gpu, a, x, y),
             CsrKernel::Adaptive => match (&a.renumbered, a.plan.path) {
                 (Some(renumbered), _) => launch_renumbered(gpu, renumbered, x, y),
                 (None, CsrPath::Merge) => launch_merge(gpu, a, (col_idx, values), x, None, y),
                 (None, CsrPath::Gaps16) => launch_gaps16(gpu, a, x, y),
                 (None, CsrPath::MergeHot) => launch_merge_hot(gpu, a, x, y),
+                (None, CsrPath::Patterns) => launch_patterns(gpu, a, x, y),
                 (None, CsrPath::Vector) => launch_adaptive_vector(gpu, a, x, y),
             },
         }
@@ -724,6 +766,41 @@ fn launch_gaps16<T: Scalar>(
     }
 }
 
+/// The vector kernel over the row patterns, at the plan's width, and its rows per group where
+/// the plan chose this path (else one).
+fn launch_patterns<T: Scalar>(
+    gpu: &Gpu,
+    a: &DeviceCsr<T>,
+    x: &CudaSlice<T>,
+    y: &mut CudaSlice<T>,
+) -> Result<()> {
+    let Some(patterns) = &a.patterns else {
+        return Err(Error::InvalidInput(format!(
+            "csr-patterns: the rows of this matrix do not repeat at most {MAX_ROW_PATTERNS} column patterns of at most {MAX_PATTERN_LEN} entries"
+        )));
+    };
+    let width = a.plan.width;
+    let rows_per_group = if a.plan.path == CsrPath::Patterns { a.plan.rows_per_group } else { 1 };
+    let launch = group_launch(a.rows, width, rows_per_group);
+    // SAFETY: the patterns were built from this matrix's rows; x and y have the checked lengths.
+    unsafe {
+        kernels::patterns(
+            gpu,
+            launch,
+            width,
+            rows_per_group,
+            a.rows as u32,
+            &a.row_ptr,
+            &patterns.pattern_of,
+            &patterns.pattern_start,
+            &patterns.offsets,
+            &a.values,
+            x,
+            y,
+        )
+    }
+}
+
 /// Rows per chunk of the analysis' passes over the entries, chunks in parallel.
 const ROWS_PER_CHUNK: usize = 4096;
 
@@ -757,6 +834,85 @@ pub fn column_gaps(row_ptr: &[u32], col_idx: &[u32]) -> Option<(Vec<u32>, Vec<u1
         .into_par_iter()
         .map(|r| if row_ptr[r] < row_ptr[r + 1] { col_idx[row_ptr[r] as usize] } else { 0 });
     fits.then(|| (first_columns.collect(), gaps))
+}
+
+/// The most patterns [`row_patterns`] keeps (a byte a row names one).
+pub const MAX_ROW_PATTERNS: usize = 256;
+
+/// The longest row [`row_patterns`] takes.
+pub const MAX_PATTERN_LEN: usize = 256;
+
+/// Each row's columns as a pattern: row r's columns are r + `offsets[k]` (wrapping u32) for
+/// k in `pattern_start[p]..pattern_start[p + 1]`, p = `pattern_of[r]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RowPatterns {
+    pub pattern_of: Vec<u8>,
+    pub pattern_start: Vec<u32>,
+    pub offsets: Vec<u32>,
+}
+
+/// The rows' column patterns (columns less the row), where all the rows have at most
+/// [`MAX_ROW_PATTERNS`] of them, none longer than [`MAX_PATTERN_LEN`]: a stencil's or a
+/// structured mesh's rows differ only at the boundaries. None otherwise, or for no rows.
+/// Chunks of rows find their patterns in parallel, then one dictionary numbers them all.
+pub fn row_patterns(row_ptr: &[u32], col_idx: &[u32]) -> Option<RowPatterns> {
+    let rows = row_ptr.len().saturating_sub(1);
+    if rows == 0 {
+        return None;
+    }
+    // Each chunk: its patterns, and each row's number among them.
+    let chunks: Vec<(Vec<Vec<u32>>, Vec<u8>)> = (0..rows.div_ceil(ROWS_PER_CHUNK))
+        .into_par_iter()
+        .map(|chunk| {
+            let (mut numbers, mut patterns, mut pattern_of) = (HashMap::new(), Vec::new(), Vec::new());
+            let mut pattern = Vec::new();
+            for row in chunk * ROWS_PER_CHUNK..((chunk + 1) * ROWS_PER_CHUNK).min(rows) {
+                let cols = &col_idx[row_ptr[row] as usize..row_ptr[row + 1] as usize];
+                if cols.len() > MAX_PATTERN_LEN {
+                    return None;
+                }
+                pattern.clear();
+                pattern.extend(cols.iter().map(|&c| c.wrapping_sub(row as u32)));
+                let number = match numbers.get(&pattern) {
+                    Some(&number) => number,
+                    None if patterns.len() == MAX_ROW_PATTERNS => return None,
+                    None => {
+                        let number = patterns.len() as u8;
+                        numbers.insert(pattern.clone(), number);
+                        patterns.push(pattern.clone());
+                        number
+                    }
+                };
+                pattern_of.push(number);
+            }
+            Some((patterns, pattern_of))
+        })
+        .collect::<Option<_>>()?;
+    // One dictionary: each chunk's numbers renumbered into it.
+    let (mut numbers, mut pattern_start, mut offsets) = (HashMap::new(), vec![0u32], Vec::new());
+    let mut renumber = Vec::with_capacity(chunks.len());
+    for (patterns, _) in &chunks {
+        let mut to_global = Vec::with_capacity(patterns.len());
+        for pattern in patterns {
+            let next = numbers.len();
+            let number = *numbers.entry(pattern).or_insert(next);
+            if number == next {
+                if next == MAX_ROW_PATTERNS {
+                    return None;
+                }
+                offsets.extend_from_slice(pattern);
+                pattern_start.push(offsets.len() as u32);
+            }
+            to_global.push(number as u8);
+        }
+        renumber.push(to_global);
+    }
+    let pattern_of = chunks
+        .par_iter()
+        .zip(&renumber)
+        .flat_map_iter(|((_, local), to_global)| local.iter().map(|&n| to_global[n as usize]))
+        .collect();
+    Some(RowPatterns { pattern_of, pattern_start, offsets })
 }
 
 /// How many hot columns [`hot_columns`] keeps at most.
@@ -934,6 +1090,38 @@ mod tests {
         assert_eq!(column_gaps(&row_ptr, &cols), None, "5 -> 70000 does not fit");
         let cols = [3, 5, 65_000, 65_543];
         assert_eq!(column_gaps(&row_ptr, &cols), Some((vec![3, 0, 65_543], vec![0, 2, 64_995, 0])));
+    }
+
+    /// Row r's columns as its pattern says.
+    fn pattern_columns(p: &RowPatterns, r: usize) -> Vec<u32> {
+        let n = p.pattern_of[r] as usize;
+        let offsets = &p.offsets[p.pattern_start[n] as usize..p.pattern_start[n + 1] as usize];
+        offsets.iter().map(|&o| (r as u32).wrapping_add(o)).collect()
+    }
+
+    #[test]
+    fn row_patterns_of_a_stencil_and_none_of_random_rows() {
+        // A 27-point stencil over chunks of rows: 27 patterns (inside, faces, edges, corners),
+        // numbered alike in every chunk.
+        let a = crate::sparse::generate::stencil27::<f64>(20, 21, 22).unwrap();
+        assert!(a.rows() > 2 * ROWS_PER_CHUNK);
+        let p = row_patterns(a.row_ptr(), a.col_indices()).expect("a stencil's rows repeat");
+        assert_eq!(p.pattern_start.len(), 28);
+        for r in 0..a.rows() {
+            assert_eq!(pattern_columns(&p, r), a.row(r).0, "row {r}");
+        }
+        // Columns left of the row (wrapping offsets), and empty rows.
+        let (row_ptr, cols) = ([0, 0, 2, 3], [0, 1, 0]);
+        let p = row_patterns(&row_ptr, &cols).unwrap();
+        assert_eq!((p.pattern_of.clone(), p.pattern_start.clone()), (vec![0, 1, 2], vec![0, 0, 2, 3]));
+        assert_eq!(pattern_columns(&p, 2), vec![0]);
+        // Random columns: a new pattern a row, past 256 rows.
+        let a = crate::sparse::generate::random_uniform::<f64>(3000, 3000, 8, 1).unwrap();
+        assert_eq!(row_patterns(a.row_ptr(), a.col_indices()), None);
+        // A row too long for a pattern; no rows.
+        let long: Vec<u32> = (0..MAX_PATTERN_LEN as u32 + 1).collect();
+        assert_eq!(row_patterns(&[0, long.len() as u32], &long), None);
+        assert_eq!(row_patterns(&[0], &[]), None);
     }
 
     #[test]

@@ -190,6 +190,7 @@ macro_rules! load_nc_impl {
         }
     };
 }
+load_nc_impl!(u8, "u8", reg16);
 load_nc_impl!(u16, "u16", reg16);
 load_nc_impl!(u32, "u32", reg32);
 load_nc_impl!(i32, "s32", reg32);

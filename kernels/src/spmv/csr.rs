@@ -215,25 +215,146 @@ pub unsafe fn vector<T: Float, const W: u32, const R: u32, const EVICT_FIRST: u3
     y: *mut T,
     long_row: u32,
 ) {
+    let columns = CsrColumns::<EVICT_FIRST> { row_ptr, col_idx };
+    // SAFETY: the caller's CSR matrix and vectors.
+    unsafe { vector_rows::<T, _, W, R, EVICT_FIRST>(rows, columns, values, x, y, long_row) }
+}
+
+/// Kernel 9: [`vector`] on a matrix whose rows repeat a few patterns (stencils, structured
+/// meshes): row `r`'s columns are `r + offsets[k]` for the `k`-th entry of its pattern, so no
+/// column index is read from memory, only the row's pattern number (a byte, `pattern_of`) and
+/// its first entry (`row_ptr`); the patterns' offsets (`pattern_start[p]..pattern_start[p +
+/// 1]` in `offsets`, as wrapping u32) are few and stay in L1. 4 (f32) or 8 (f64) bytes per
+/// nonzero instead of 8 or 12. The host builds the patterns only where every row's is one of
+/// at most 256 (a byte each). Launch: as [`vector`].
+#[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, R = 1 | 2 | 4, T = f32 | f64)]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // the matrix in four arrays, the vectors
+pub unsafe fn patterns<T: Float, const W: u32, const R: u32>(
+    rows: u32,
+    row_ptr: *const u32,
+    pattern_of: *const u8,
+    pattern_start: *const u32,
+    offsets: *const u32,
+    values: *const T,
+    x: *const T,
+    y: *mut T,
+) {
+    let columns = PatternColumns { row_ptr, pattern_of, pattern_start, offsets };
+    // SAFETY: the caller's matrix and vectors; no pattern is long.
+    unsafe { vector_rows::<T, _, W, R, 0>(rows, columns, values, x, y, u32::MAX) }
+}
+
+/// Where [`vector_rows`] finds a row's entries and their columns.
+trait Columns: Copy {
+    /// What a row needs to give its columns.
+    type Row: Copy + Default;
+
+    /// Row `row`'s entries, `start..end`, and its column source.
+    ///
+    /// # Safety
+    /// row < the matrix's rows.
+    unsafe fn row(self, row: u32) -> (u32, u32, Self::Row);
+
+    /// The column of entry `j` (within the row's entries) of a row.
+    ///
+    /// # Safety
+    /// `j` is one of the row's entries.
+    unsafe fn column(self, row: Self::Row, j: u32) -> u32;
+}
+
+/// A CSR matrix's own column indices, read as [`load_entry`] says.
+#[derive(Clone, Copy)]
+struct CsrColumns<const EVICT_FIRST: u32> {
+    row_ptr: *const u32,
+    col_idx: *const u32,
+}
+
+impl<const EVICT_FIRST: u32> Columns for CsrColumns<EVICT_FIRST> {
+    type Row = ();
+
+    #[inline(always)]
+    unsafe fn row(self, row: u32) -> (u32, u32, ()) {
+        // SAFETY: row < rows, and row_ptr holds rows + 1 offsets.
+        unsafe { (load_nc(self.row_ptr.add(row as usize)), load_nc(self.row_ptr.add(row as usize + 1)), ()) }
+    }
+
+    #[inline(always)]
+    unsafe fn column(self, _: (), j: u32) -> u32 {
+        // SAFETY: j < nnz.
+        unsafe { load_entry::<_, EVICT_FIRST>(self.col_idx.add(j as usize)) }
+    }
+}
+
+/// Columns rebuilt from row patterns (see [`patterns`]).
+#[derive(Clone, Copy)]
+struct PatternColumns {
+    row_ptr: *const u32,
+    pattern_of: *const u8,
+    pattern_start: *const u32,
+    offsets: *const u32,
+}
+
+impl Columns for PatternColumns {
+    /// The row, and where its pattern's offsets start less where its entries start (wrapping),
+    /// so that entry j's offset is at that plus j.
+    type Row = (u32, u32);
+
+    #[inline(always)]
+    unsafe fn row(self, row: u32) -> (u32, u32, (u32, u32)) {
+        // SAFETY: row < rows; the patterns were built from this matrix (pattern numbers below
+        // the dictionary's length, each pattern the row's length).
+        unsafe {
+            let start = load_nc(self.row_ptr.add(row as usize));
+            let pattern = load_nc(self.pattern_of.add(row as usize)) as usize;
+            let (first, last) =
+                (load_nc(self.pattern_start.add(pattern)), load_nc(self.pattern_start.add(pattern + 1)));
+            (start, start + (last - first), (row, first.wrapping_sub(start)))
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn column(self, (row, shift): (u32, u32), j: u32) -> u32 {
+        // SAFETY: j is the row's entry, so j + shift is within its pattern's offsets.
+        row.wrapping_add(unsafe { load_nc(self.offsets.add(j.wrapping_add(shift) as usize)) })
+    }
+}
+
+/// The body of [`vector`] and [`patterns`]: `R` rows for each group of `W` lanes, their
+/// columns from `columns`.
+///
+/// # Safety
+/// `columns` describes a matrix of `rows` rows whose columns are below x's length; `values`
+/// holds its entries; y holds `rows` values.
+#[inline(always)]
+unsafe fn vector_rows<T: Float, C: Columns, const W: u32, const R: u32, const EVICT_FIRST: u32>(
+    rows: u32,
+    columns: C,
+    values: *const T,
+    x: *const T,
+    y: *mut T,
+    long_row: u32,
+) {
     let lane = lane_id() % W;
     let row = |k: usize| group_row::<W, R>(k);
     let (mut j, mut end) = ([0u32; MAX_ROWS_PER_GROUP], [0u32; MAX_ROWS_PER_GROUP]);
+    let mut source = [C::Row::default(); MAX_ROWS_PER_GROUP];
     for k in 0..R as usize {
         // Out-of-range rows are empty; their groups still take part in the shuffles.
         if row(k) < rows {
             // SAFETY: row < rows.
-            let (start, stop) =
-                unsafe { (load_nc(row_ptr.add(row(k) as usize)), load_nc(row_ptr.add(row(k) as usize + 1))) };
+            let (start, stop, row_source) = unsafe { columns.row(row(k)) };
             let is_long = stop - start > long_row;
-            (j[k], end[k]) = (start + lane, if is_long { start } else { stop });
+            (j[k], end[k], source[k]) = (start + lane, if is_long { start } else { stop }, row_source);
         }
     }
     // SAFETY (the loads below): every entry read is < end <= nnz; columns < cols; inputs are
     // read-only here.
     if R == 1 {
         // One row: its loop has two loads in flight.
-        let [sum0, sum1] =
-            unsafe { add_entries::<T, W, EVICT_FIRST>(j[0], end[0], col_idx, values, x, [T::ZERO; 2]) };
+        let [sum0, sum1] = unsafe {
+            add_entries::<T, C, W, EVICT_FIRST>(j[0], end[0], (columns, source[0]), values, x, [T::ZERO; 2])
+        };
         // SAFETY: y holds `rows` values. A long row's sum (zero here) is added by
         // `long_row_chunks`.
         unsafe { store_group_sum::<T, W>(sum0 + sum1, row(0), rows, y) };
@@ -246,7 +367,7 @@ pub unsafe fn vector<T: Float, const W: u32, const R: u32, const EVICT_FIRST: u3
             let at = j[k] + step as u32 * W;
             if at < end[k] {
                 unsafe {
-                    c[k][step] = load_entry::<_, EVICT_FIRST>(col_idx.add(at as usize));
+                    c[k][step] = columns.column(source[k], at);
                     v[k][step] = load_entry::<_, EVICT_FIRST>(values.add(at as usize));
                 }
             }
@@ -263,8 +384,16 @@ pub unsafe fn vector<T: Float, const W: u32, const R: u32, const EVICT_FIRST: u3
     }
     for k in 0..R as usize {
         let from = j[k] + 2 * W;
-        [sum0[k], sum1[k]] =
-            unsafe { add_entries::<T, W, EVICT_FIRST>(from, end[k], col_idx, values, x, [sum0[k], sum1[k]]) };
+        [sum0[k], sum1[k]] = unsafe {
+            add_entries::<T, C, W, EVICT_FIRST>(
+                from,
+                end[k],
+                (columns, source[k]),
+                values,
+                x,
+                [sum0[k], sum1[k]],
+            )
+        };
     }
     for k in 0..R as usize {
         // SAFETY: as above.
@@ -276,12 +405,12 @@ pub unsafe fn vector<T: Float, const W: u32, const R: u32, const EVICT_FIRST: u3
 /// flight (entries `j + 2 i W` to the first sum, `j + (2 i + 1) W` to the second).
 ///
 /// # Safety
-/// Entries below `end` are within the matrix; their columns within x.
+/// Entries below `end` are the row's; their columns within x.
 #[inline(always)]
-unsafe fn add_entries<T: Float, const W: u32, const EVICT_FIRST: u32>(
+unsafe fn add_entries<T: Float, C: Columns, const W: u32, const EVICT_FIRST: u32>(
     mut j: u32,
     end: u32,
-    col_idx: *const u32,
+    (columns, source): (C, C::Row),
     values: *const T,
     x: *const T,
     [mut sum0, mut sum1]: [T; 2],
@@ -289,10 +418,7 @@ unsafe fn add_entries<T: Float, const W: u32, const EVICT_FIRST: u32>(
     // SAFETY: the caller's bounds.
     unsafe {
         while j + W < end {
-            let (c0, c1) = (
-                load_entry::<_, EVICT_FIRST>(col_idx.add(j as usize)),
-                load_entry::<_, EVICT_FIRST>(col_idx.add((j + W) as usize)),
-            );
+            let (c0, c1) = (columns.column(source, j), columns.column(source, j + W));
             let (v0, v1) = (
                 load_entry::<_, EVICT_FIRST>(values.add(j as usize)),
                 load_entry::<_, EVICT_FIRST>(values.add((j + W) as usize)),
@@ -302,7 +428,7 @@ unsafe fn add_entries<T: Float, const W: u32, const EVICT_FIRST: u32>(
             j += 2 * W;
         }
         if j < end {
-            let c0 = load_entry::<_, EVICT_FIRST>(col_idx.add(j as usize));
+            let c0 = columns.column(source, j);
             sum0 = load_entry::<_, EVICT_FIRST>(values.add(j as usize))
                 .mul_add(load_nc(x.add(c0 as usize)), sum0);
         }
@@ -310,7 +436,7 @@ unsafe fn add_entries<T: Float, const W: u32, const EVICT_FIRST: u32>(
     [sum0, sum1]
 }
 
-/// The most rows a group of [`vector`] or [`gaps16`] takes.
+/// The most rows a group of [`vector`], [`patterns`] or [`gaps16`] takes.
 const MAX_ROWS_PER_GROUP: usize = 4;
 
 /// Row `k` (below `R`) of this lane's group, where groups of `W` lanes take `R` rows each: a
