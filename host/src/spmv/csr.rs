@@ -360,9 +360,10 @@ impl<T: Scalar> DeviceCsr<T> {
 
     /// Times the adaptive kernel's choices on this matrix (vector kernels of each width, rows
     /// per group and load policy; merge-path tiles; the 16-bit gaps and the row patterns at
-    /// each width and rows per group; x of ones, median of five runs each, then of [`FINALISTS`] fastest again over 25
-    /// runs) and keeps the fastest; then, on a large matrix with no row order of its own (`a`,
-    /// where given), the product in a breadth-first numbering, kept where it is faster still.
+    /// each width and rows per group; x of ones, median of five runs each, then of
+    /// [`FINALISTS`] fastest again over 25 runs) and keeps the fastest; then, on a large
+    /// matrix with no row order of its own (`a`, where given), the product in a breadth-first
+    /// numbering, kept where it is faster still.
     /// Small matrices are timed too: there the launches are most of the time, and the paths
     /// launch one kernel or two.
     fn tune(&mut self, gpu: &Gpu, a: Option<&Csr<T>>) -> Result<()> {
