@@ -746,9 +746,7 @@ fn launch_gaps16<T: Scalar>(
             "csr-gaps16: a gap between consecutive columns of a row exceeds 16 bits on this matrix".into(),
         ));
     };
-    let width = a.plan.width;
-    let rows_per_group = if a.plan.path == CsrPath::Gaps16 { a.plan.rows_per_group } else { 1 };
-    let launch = group_launch(a.rows, width, rows_per_group);
+    let (width, rows_per_group, launch) = group_shape(a, CsrPath::Gaps16);
     // SAFETY: the gaps were built from this matrix's rows; x and y have the checked lengths.
     unsafe {
         kernels::gaps16(
@@ -780,9 +778,7 @@ fn launch_patterns<T: Scalar>(
             "csr-patterns: the rows of this matrix do not repeat at most {MAX_ROW_PATTERNS} column patterns of at most {MAX_PATTERN_LEN} entries"
         )));
     };
-    let width = a.plan.width;
-    let rows_per_group = if a.plan.path == CsrPath::Patterns { a.plan.rows_per_group } else { 1 };
-    let launch = group_launch(a.rows, width, rows_per_group);
+    let (width, rows_per_group, launch) = group_shape(a, CsrPath::Patterns);
     // SAFETY: the patterns were built from this matrix's rows; x and y have the checked lengths.
     unsafe {
         kernels::patterns(
@@ -1011,6 +1007,14 @@ pub fn merge_partition(row_ptr: &[u32], tile: u32) -> Vec<u32> {
             lo as u32
         })
         .collect()
+}
+
+/// The plan's width, its rows per group where it chose `path` (else one), and their launch:
+/// the shape of the gaps and patterns kernels, which the plan can name or a caller can ask
+/// for directly.
+fn group_shape<T>(a: &DeviceCsr<T>, path: CsrPath) -> (u32, u32, Launch) {
+    let rows_per_group = if a.plan.path == path { a.plan.rows_per_group } else { 1 };
+    (a.plan.width, rows_per_group, group_launch(a.rows, a.plan.width, rows_per_group))
 }
 
 /// The launch of the vector and gaps kernels: a warp per `32 rows_per_group / width` rows.
