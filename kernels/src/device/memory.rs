@@ -111,6 +111,36 @@ pub unsafe fn store_relaxed<T: Relaxed>(address: *mut T, value: T) {
     unsafe { T::store_relaxed(address, value) }
 }
 
+/// [`load_relaxed`] of two words at once (`ld.relaxed.gpu.v2`): one trip, each word still
+/// single-copy atomic on its own.
+///
+/// # Safety
+/// `address` is a valid, 16-byte-aligned global-memory pointer to two words.
+#[inline(always)]
+pub unsafe fn load_relaxed_pair(address: *const u64) -> (u64, u64) {
+    let (first, second): (u64, u64);
+    // SAFETY: the caller guarantees a valid, aligned global address. Not `pure`: every call
+    // loads again (a polling loop).
+    unsafe {
+        asm!("ld.relaxed.gpu.global.v2.b64 {{{f}, {s}}}, [{a}];",
+            f = out(reg64) first, s = out(reg64) second, a = in(reg64) address, options(readonly, nostack))
+    };
+    (first, second)
+}
+
+/// The store [`load_relaxed_pair`] sees: two words in one `st.relaxed.gpu.v2`.
+///
+/// # Safety
+/// As [`load_relaxed_pair`].
+#[inline(always)]
+pub unsafe fn store_relaxed_pair(address: *mut u64, (first, second): (u64, u64)) {
+    // SAFETY: the caller guarantees a valid, aligned global address.
+    unsafe {
+        asm!("st.relaxed.gpu.global.v2.b64 [{a}], {{{f}, {s}}};",
+            a = in(reg64) address, f = in(reg64) first, s = in(reg64) second, options(nostack))
+    };
+}
+
 /// Load with acquire semantics at GPU scope: later accesses see what the releasing thread
 /// wrote before its [`store_release`].
 ///

@@ -4,7 +4,7 @@
 //! trip through L2. An aligned 8-byte access is single-copy atomic, so a word is never seen
 //! half written. The writer picks tags that no word holds yet (a counter the host advances).
 
-use crate::device::memory::{load_relaxed, store_relaxed};
+use crate::device::memory::{load_relaxed, load_relaxed_pair, store_relaxed, store_relaxed_pair};
 use crate::device::thread::nanosleep;
 
 /// Types sent as tagged words: u32 and f32 in one, f64 in two.
@@ -23,6 +23,22 @@ pub trait Tagged: Copy {
     /// # Safety
     /// As [`Tagged::publish`].
     unsafe fn read(at: *const u64, tag: u32) -> Option<Self>;
+
+    /// Stores `first` and then `self`, each with `tag`, from `at` (a panel block's candidate:
+    /// its row, then |pivot|): in one 16-byte store where `self` is one word, so that both
+    /// land together.
+    ///
+    /// # Safety
+    /// `at` points to 1 + [`Tagged::WORDS`] 8-byte-aligned global words, 16-byte aligned where
+    /// `self` is one word.
+    unsafe fn publish_after(self, first: u32, at: *mut u64, tag: u32);
+
+    /// Reads what [`Tagged::publish_after`] stores once (in one 16-byte load where `self` is
+    /// one word): `first` and the value, if every word carries `tag`.
+    ///
+    /// # Safety
+    /// As [`Tagged::publish_after`].
+    unsafe fn read_after(at: *const u64, tag: u32) -> Option<(u32, Self)>;
 
     /// Waits until the words at `at` carry `tag`; returns the value they hold.
     ///
@@ -48,6 +64,20 @@ pub unsafe fn wait_pausing<T: Tagged>(at: *const u64, tag: u32, pause_ns: u32) -
         }
         if pause_ns > 0 {
             nanosleep(pause_ns);
+        }
+    }
+}
+
+/// Waits until what [`Tagged::publish_after`] stores at `at` carries `tag`; returns `first`
+/// and the value.
+///
+/// # Safety
+/// As [`Tagged::publish_after`]; some thread publishes there with `tag`.
+#[inline(always)]
+pub unsafe fn wait_after<T: Tagged>(at: *const u64, tag: u32) -> (u32, T) {
+    loop {
+        if let Some(pair) = unsafe { T::read_after(at, tag) } {
+            return pair;
         }
     }
 }
@@ -88,6 +118,17 @@ impl Tagged for u32 {
         let w = unsafe { load_relaxed(at) };
         (tag_of(w) == tag).then_some(w as u32)
     }
+
+    #[inline(always)]
+    unsafe fn publish_after(self, first: u32, at: *mut u64, tag: u32) {
+        unsafe { store_relaxed_pair(at, (word(first, tag), word(self, tag))) }
+    }
+
+    #[inline(always)]
+    unsafe fn read_after(at: *const u64, tag: u32) -> Option<(u32, u32)> {
+        let (first, w) = unsafe { load_relaxed_pair(at) };
+        (tag_of(first) == tag && tag_of(w) == tag).then_some((first as u32, w as u32))
+    }
 }
 
 impl Tagged for f32 {
@@ -101,6 +142,16 @@ impl Tagged for f32 {
     #[inline(always)]
     unsafe fn read(at: *const u64, tag: u32) -> Option<f32> {
         unsafe { u32::read(at, tag) }.map(f32::from_bits)
+    }
+
+    #[inline(always)]
+    unsafe fn publish_after(self, first: u32, at: *mut u64, tag: u32) {
+        unsafe { self.to_bits().publish_after(first, at, tag) }
+    }
+
+    #[inline(always)]
+    unsafe fn read_after(at: *const u64, tag: u32) -> Option<(u32, f32)> {
+        unsafe { u32::read_after(at, tag) }.map(|(first, bits)| (first, f32::from_bits(bits)))
     }
 }
 
@@ -122,5 +173,20 @@ impl Tagged for f64 {
         let (low, high) = unsafe { (load_relaxed(at), load_relaxed(at.add(1))) };
         (tag_of(low) == tag && tag_of(high) == tag)
             .then(|| f64::from_bits(((high as u32 as u64) << 32) | low as u32 as u64))
+    }
+
+    #[inline(always)]
+    unsafe fn publish_after(self, first: u32, at: *mut u64, tag: u32) {
+        unsafe {
+            first.publish(at, tag);
+            self.publish(at.add(1), tag);
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn read_after(at: *const u64, tag: u32) -> Option<(u32, f64)> {
+        // All three loads in flight at once.
+        let (first, value) = unsafe { (u32::read(at, tag), f64::read(at.add(1), tag)) };
+        Some((first?, value?))
     }
 }

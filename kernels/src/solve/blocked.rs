@@ -27,7 +27,7 @@ use abi::StridedMut;
 use abi::solve::{BLOCKED_THREADS as THREADS, SWAP_COLS, TRSM_COLS, panel_slot_words, tagged_words};
 
 use crate::device::shared::{self, SharedArray};
-use crate::device::tagged::{self, Tagged};
+use crate::device::tagged;
 use crate::device::thread::{
     WARP_SIZE, block_idx_x, grid_dim_x, index_1d, lane_id, sync_threads, thread_idx_x, warp_id,
 };
@@ -82,8 +82,8 @@ pub unsafe fn panel<T: Float, const NB: u32>(
     let words = tagged_words(size_of::<T>()) as u32;
     let slot_words = panel_slot_words(NB as usize, size_of::<T>()) as u32;
     let (tid, block, blocks) = (thread_idx_x(), block_idx_x(), grid_dim_x());
-    // A slot: the row, |pivot|, then the row's values. After the 2 x grid slots: the diagonal
-    // rows, NB values each.
+    // A slot: the row and |pivot| (one 16-byte store in f32, so both land at once), then the
+    // row's values. After the 2 x grid slots: the diagonal rows, NB values each.
     let slot_of = |parity: u32, b: u32| exchange.wrapping_add(((parity * blocks + b) * slot_words) as usize);
     let row_values = |slot: *mut u64| slot.wrapping_add((1 + words) as usize);
     let diagonal_of =
@@ -135,9 +135,7 @@ pub unsafe fn panel<T: Float, const NB: u32>(
                 // SAFETY: the slot lies inside `exchange`; one row in shared memory, read after
                 // the barrier below.
                 unsafe {
-                    let slot = slot_of(parity, block);
-                    row.publish(slot, tag);
-                    value.publish(slot.add(1), tag);
+                    value.publish_after(row, slot_of(parity, block), tag);
                     block_candidate_row.set(0, row);
                 }
             }
@@ -170,10 +168,7 @@ pub unsafe fn panel<T: Float, const NB: u32>(
         let (mut candidate, mut candidate_row) = (lowest, u32::MAX);
         if tid < blocks {
             // SAFETY: block tid's slot for this column, which it publishes.
-            unsafe {
-                let slot = slot_of(parity, tid);
-                (candidate_row, candidate) = tagged::wait_both::<u32, T>(slot, slot.add(1), tag);
-            }
+            (candidate_row, candidate) = unsafe { tagged::wait_after::<T>(slot_of(parity, tid), tag) };
         } else if let Some((row, other)) = pending_swap {
             // SAFETY: rows < n; the columns outside this panel are this grid's alone.
             unsafe {
