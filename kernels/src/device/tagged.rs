@@ -25,8 +25,8 @@ pub trait Tagged: Copy {
     unsafe fn read(at: *const u64, tag: u32) -> Option<Self>;
 
     /// Stores `first` and then `self`, each with `tag`, from `at` (a panel block's candidate:
-    /// its row, then |pivot|): in one 16-byte store where `self` is one word, so that both
-    /// land together.
+    /// its row, then |pivot|): in one 16-byte store where `self` is one word, one request
+    /// instead of two (each word is still checked by its tag).
     ///
     /// # Safety
     /// `at` points to 1 + [`Tagged::WORDS`] 8-byte-aligned global words, 16-byte aligned where
