@@ -36,11 +36,11 @@ pub const fn tagged_words(elem_size: usize) -> usize {
     elem_size.div_ceil(4)
 }
 
-/// Tagged words of a panel block's candidate: its row, |pivot| and the row's nb values. Even
-/// for 4-byte values and an even nb, so that every slot starts 16-byte aligned (the row and
-/// |pivot| go out in one 16-byte store).
+/// Tagged words of a panel block's candidate: its row, |pivot| and the row's nb values, made
+/// even so that every slot starts 16-byte aligned (the row and |pivot|'s first word go out in
+/// one 16-byte store).
 pub const fn panel_slot_words(nb: usize, elem_size: usize) -> usize {
-    1 + (nb + 1) * tagged_words(elem_size)
+    (1 + (nb + 1) * tagged_words(elem_size)).next_multiple_of(2)
 }
 
 /// Tagged words the panel kernel exchanges through, for `blocks` blocks: two candidate slots

@@ -25,16 +25,15 @@ pub trait Tagged: Copy {
     unsafe fn read(at: *const u64, tag: u32) -> Option<Self>;
 
     /// Stores `first` and then `self`, each with `tag`, from `at` (a panel block's candidate:
-    /// its row, then |pivot|): in one 16-byte store where `self` is one word, one request
-    /// instead of two (each word is still checked by its tag).
+    /// its row, then |pivot|): `first` and the value's first word in one 16-byte store, one
+    /// request fewer (each word is still checked by its tag).
     ///
     /// # Safety
-    /// `at` points to 1 + [`Tagged::WORDS`] 8-byte-aligned global words, 16-byte aligned where
-    /// `self` is one word.
+    /// `at` points to 1 + [`Tagged::WORDS`] global words, 16-byte aligned.
     unsafe fn publish_after(self, first: u32, at: *mut u64, tag: u32);
 
-    /// Reads what [`Tagged::publish_after`] stores once (in one 16-byte load where `self` is
-    /// one word): `first` and the value, if every word carries `tag`.
+    /// Reads what [`Tagged::publish_after`] stores once (`first` and the value's first word in
+    /// one 16-byte load): `first` and the value, if every word carries `tag`.
     ///
     /// # Safety
     /// As [`Tagged::publish_after`].
@@ -177,16 +176,18 @@ impl Tagged for f64 {
 
     #[inline(always)]
     unsafe fn publish_after(self, first: u32, at: *mut u64, tag: u32) {
+        let bits = self.to_bits();
         unsafe {
-            first.publish(at, tag);
-            self.publish(at.add(1), tag);
+            store_relaxed_pair(at, (word(first, tag), word(bits as u32, tag)));
+            store_relaxed(at.add(2), word((bits >> 32) as u32, tag));
         }
     }
 
     #[inline(always)]
     unsafe fn read_after(at: *const u64, tag: u32) -> Option<(u32, f64)> {
-        // All three loads in flight at once.
-        let (first, value) = unsafe { (u32::read(at, tag), f64::read(at.add(1), tag)) };
-        Some((first?, value?))
+        // Both loads in flight at once.
+        let ((first, low), high) = unsafe { (load_relaxed_pair(at), load_relaxed(at.add(2))) };
+        (tag_of(first) == tag && tag_of(low) == tag && tag_of(high) == tag)
+            .then(|| (first as u32, f64::from_bits(((high as u32 as u64) << 32) | low as u32 as u64)))
     }
 }

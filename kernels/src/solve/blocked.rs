@@ -82,8 +82,8 @@ pub unsafe fn panel<T: Float, const NB: u32>(
     let words = tagged_words(size_of::<T>()) as u32;
     let slot_words = panel_slot_words(NB as usize, size_of::<T>()) as u32;
     let (tid, block, blocks) = (thread_idx_x(), block_idx_x(), grid_dim_x());
-    // A slot: the row and |pivot| (one 16-byte store in f32, so both land at once), then the
-    // row's values. After the 2 x grid slots: the diagonal rows, NB values each.
+    // A slot (16-byte aligned): the row and |pivot| (with its first word in one 16-byte
+    // store), then the row's values. After the 2 x grid slots: the diagonal rows, NB values each.
     let slot_of = |parity: u32, b: u32| exchange.wrapping_add(((parity * blocks + b) * slot_words) as usize);
     let row_values = |slot: *mut u64| slot.wrapping_add((1 + words) as usize);
     let diagonal_of =
