@@ -100,8 +100,20 @@ fn word(bits: u32, tag: u32) -> u64 {
 }
 
 #[inline(always)]
-fn tag_of(word: u64) -> u32 {
-    (word >> 32) as u32
+fn is_tagged(word: u64, tag: u32) -> bool {
+    (word >> 32) as u32 == tag
+}
+
+/// An f64's low and high 4 bytes, one tagged word each.
+#[inline(always)]
+fn halves(value: f64) -> (u32, u32) {
+    let bits = value.to_bits();
+    (bits as u32, (bits >> 32) as u32)
+}
+
+#[inline(always)]
+fn from_halves(low: u32, high: u32) -> f64 {
+    f64::from_bits(((high as u64) << 32) | low as u64)
 }
 
 impl Tagged for u32 {
@@ -115,7 +127,7 @@ impl Tagged for u32 {
     #[inline(always)]
     unsafe fn read(at: *const u64, tag: u32) -> Option<u32> {
         let w = unsafe { load_relaxed(at) };
-        (tag_of(w) == tag).then_some(w as u32)
+        is_tagged(w, tag).then_some(w as u32)
     }
 
     #[inline(always)]
@@ -125,8 +137,8 @@ impl Tagged for u32 {
 
     #[inline(always)]
     unsafe fn read_after(at: *const u64, tag: u32) -> Option<(u32, u32)> {
-        let (first, w) = unsafe { load_relaxed_pair(at) };
-        (tag_of(first) == tag && tag_of(w) == tag).then_some((first as u32, w as u32))
+        let (first, value) = unsafe { load_relaxed_pair(at) };
+        (is_tagged(first, tag) && is_tagged(value, tag)).then_some((first as u32, value as u32))
     }
 }
 
@@ -159,10 +171,10 @@ impl Tagged for f64 {
 
     #[inline(always)]
     unsafe fn publish(self, at: *mut u64, tag: u32) {
-        let bits = self.to_bits();
+        let (low, high) = halves(self);
         unsafe {
-            store_relaxed(at, word(bits as u32, tag));
-            store_relaxed(at.add(1), word((bits >> 32) as u32, tag));
+            store_relaxed(at, word(low, tag));
+            store_relaxed(at.add(1), word(high, tag));
         }
     }
 
@@ -170,16 +182,15 @@ impl Tagged for f64 {
     unsafe fn read(at: *const u64, tag: u32) -> Option<f64> {
         // Both loads in flight at once; the halves may land in either order.
         let (low, high) = unsafe { (load_relaxed(at), load_relaxed(at.add(1))) };
-        (tag_of(low) == tag && tag_of(high) == tag)
-            .then(|| f64::from_bits(((high as u32 as u64) << 32) | low as u32 as u64))
+        (is_tagged(low, tag) && is_tagged(high, tag)).then(|| from_halves(low as u32, high as u32))
     }
 
     #[inline(always)]
     unsafe fn publish_after(self, first: u32, at: *mut u64, tag: u32) {
-        let bits = self.to_bits();
+        let (low, high) = halves(self);
         unsafe {
-            store_relaxed_pair(at, (word(first, tag), word(bits as u32, tag)));
-            store_relaxed(at.add(2), word((bits >> 32) as u32, tag));
+            store_relaxed_pair(at, (word(first, tag), word(low, tag)));
+            store_relaxed(at.add(2), word(high, tag));
         }
     }
 
@@ -187,7 +198,7 @@ impl Tagged for f64 {
     unsafe fn read_after(at: *const u64, tag: u32) -> Option<(u32, f64)> {
         // Both loads in flight at once.
         let ((first, low), high) = unsafe { (load_relaxed_pair(at), load_relaxed(at.add(2))) };
-        (tag_of(first) == tag && tag_of(low) == tag && tag_of(high) == tag)
-            .then(|| (first as u32, f64::from_bits(((high as u32 as u64) << 32) | low as u32 as u64)))
+        (is_tagged(first, tag) && is_tagged(low, tag) && is_tagged(high, tag))
+            .then(|| (first as u32, from_halves(low as u32, high as u32)))
     }
 }
