@@ -485,6 +485,17 @@ impl<T: Scalar> BlockedLu<T> {
         if n == 0 || nrhs == 0 {
             return Ok(());
         }
+        let epoch = self.queue_forward(gpu, nrhs, b)?;
+        let lu = MatrixView::new(&self.lu, 0, n, n, self.ld)?;
+        let forward = MatrixView::new(&self.forward, 0, n, nrhs, nrhs)?;
+        let x = MatrixViewMut::full(x, n, nrhs)?;
+        queue_triangular_solve(gpu, lu, forward, x, true, false, &mut self.published, epoch)
+    }
+
+    /// The first half of [`BlockedLu::solve`] (b's n x nrhs values checked): `forward` = L^-1 P b.
+    /// Returns the epoch the second half's words take.
+    fn queue_forward(&mut self, gpu: &Gpu, nrhs: usize, b: &CudaSlice<T>) -> Result<u32> {
+        let n = self.n;
         if self.permuted.len() < n * nrhs {
             self.permuted = gpu.zeros(n * nrhs)?;
             self.forward = gpu.zeros(n * nrhs)?;
@@ -513,18 +524,7 @@ impl<T: Scalar> BlockedLu<T> {
             MatrixViewMut::new(&mut self.forward, 0, n, nrhs, nrhs)?,
         );
         queue_triangular_solve(gpu, lu, permuted, forward, false, true, &mut self.published, epoch)?;
-        let epoch = next_epoch(&mut self.epoch);
-        let forward = MatrixView::new(&self.forward, 0, n, nrhs, nrhs)?;
-        queue_triangular_solve(
-            gpu,
-            lu,
-            forward,
-            MatrixViewMut::full(x, n, nrhs)?,
-            true,
-            false,
-            &mut self.published,
-            epoch,
-        )
+        Ok(next_epoch(&mut self.epoch))
     }
 
     /// The factors (L and U in one row-major n x n matrix) and LAPACK's 0-based ipiv, copied
@@ -534,5 +534,71 @@ impl<T: Scalar> BlockedLu<T> {
         let rows = gpu.download(&self.lu)?;
         let factors = rows.chunks(ld.max(1)).flat_map(|row| &row[..n]).copied().collect();
         Ok((factors, gpu.download(&self.pivots)?))
+    }
+}
+
+/// The f64 residual the mixed solve takes next, computed beside the backward half of a solve
+/// with the f32 factors ([`BlockedLu::solve_with_residual`]).
+pub(crate) struct NextResidual<'a> {
+    /// The n x n f64 matrix, row-major.
+    pub a: &'a CudaSlice<f64>,
+    /// The solution before this correction.
+    pub x: &'a CudaSlice<f64>,
+    pub b: &'a CudaSlice<f64>,
+    /// What the correction is multiplied by before it is added to x.
+    pub scale: f64,
+    /// Gets b - A (x + scale d), x + scale d rounded as `refine::add_correction` rounds it.
+    pub r: &'a mut CudaSlice<f64>,
+}
+
+impl BlockedLu<f32> {
+    /// As [`BlockedLu::solve`] with one right-hand side, d = A^-1 rhs, and with the residual
+    /// that follows (`next`) computed by more blocks of the backward half's launch, as the
+    /// correction's chunks land (`refine::backward_residual`): reading A overlaps the solve.
+    pub(crate) fn solve_with_residual(
+        &mut self,
+        gpu: &Gpu,
+        rhs: &CudaSlice<f32>,
+        d: &mut CudaSlice<f32>,
+        next: NextResidual<'_>,
+    ) -> Result<()> {
+        let n = self.n;
+        let vectors = [rhs.len(), d.len(), next.x.len(), next.b.len(), next.r.len()];
+        if vectors.iter().any(|&len| len != n) || next.a.len() != n * n {
+            return Err(Error::InvalidInput(format!(
+                "solve with residual of size {n}: A of {} values and vectors of {vectors:?}",
+                next.a.len()
+            )));
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let epoch = self.queue_forward(gpu, 1, rhs)?;
+        let lu = MatrixView::new(&self.lu, 0, n, n, self.ld)?;
+        let forward = MatrixView::new(&self.forward, 0, n, 1, 1)?;
+        let chunks = n.div_ceil(abi::solve::TRIANGULAR_CHUNK as usize) as u32;
+        let launch = Launch::grid_2d((2 * chunks, 1), (abi::solve::TRIANGULAR_THREADS, 1))
+            .shared(abi::solve::triangular_shared_bytes(size_of::<f32>()));
+        let NextResidual { a, x, b, scale, r } = next;
+        // SAFETY: the factors and forward hold n x n and n values (views checked), d, x, b and r
+        // n and A n x n (checked above); `published` the words of one right-hand side
+        // (`queue_forward`), none tagged with the new epoch.
+        unsafe {
+            crate::kernels::solve::refine::backward_residual(
+                gpu,
+                launch,
+                n as u32,
+                lu,
+                forward,
+                MatrixViewMut::full(d, n, 1)?,
+                &mut self.published,
+                epoch,
+                a,
+                x,
+                b,
+                scale,
+                r,
+            )
+        }
     }
 }

@@ -7,11 +7,13 @@
 //! f32's range first), x += d in f64, until the backward error ||r|| / (||A|| ||x|| + ||b||) is
 //! below sqrt(n) eps, cuSOLVER's criterion for its refinement solver (where progress stops before
 //! that, it is enough to be below the f64 solve's threshold, [`backward_error_bound`]). Each
+//! residual after the first x is computed beside the correction before it, by more blocks of
+//! its backward solve, as d's chunks land (`BlockedLu::solve_with_residual`). Each
 //! step shrinks the error by about cond(A) times the factors' relative error; where that is
 //! not below one (an ill-conditioned A, or a matrix singular in f32), refinement stalls, and
 //! the solver falls back to the f64 blocked LU by itself and says so in its [`Refinement`].
 
-use super::blocked::BlockedLu;
+use super::blocked::{BlockedLu, NextResidual};
 use super::{backward_error_bound, backward_error_of_norms, check_gpu_size};
 use crate::error::{Error, Result};
 use crate::gemm::update::UpdateKernel;
@@ -154,10 +156,10 @@ impl MixedSolver {
         let mut previous = f64::INFINITY;
         let mut iteration = 0;
         loop {
+            // From the second step on, the residual was computed beside the last correction.
             let (norm_r, norm_x) = if iteration == 0 {
                 (norm_b, 0.0)
             } else {
-                self.queue_residual(gpu, a, b, x)?;
                 (max_abs(&gpu.download(&self.residual)?), max_abs(&gpu.download(x)?))
             };
             let error = backward_error_of_norms(norm_r, norm_a, norm_x, norm_b);
@@ -192,7 +194,8 @@ impl MixedSolver {
                     &mut self.residual_low,
                 )?;
             }
-            self.lu.solve(gpu, 1, &self.residual_low, &mut self.correction)?;
+            let next = NextResidual { a, x, b, scale, r: &mut self.residual };
+            self.lu.solve_with_residual(gpu, &self.residual_low, &mut self.correction, next)?;
             // SAFETY: as above.
             unsafe { kernels::add_correction(gpu, Launch::linear(n, 256), n32, &self.correction, scale, x)? };
             iteration += 1;

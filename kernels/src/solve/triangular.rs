@@ -50,15 +50,40 @@ pub unsafe fn triangular<T: Float>(
     published: *mut u64,
     epoch: u32,
 ) {
-    let chunks = n.div_ceil(CHUNK);
-    let order = block_idx_x();
-    if order >= chunks {
-        return;
+    if block_idx_x() < n.div_ceil(CHUNK) {
+        let shape = Triangle { n, upper: upper != 0, unit_diagonal: unit_diagonal != 0 };
+        // SAFETY: as the kernel's contract, for the block's chunk and right-hand side.
+        unsafe { solve_chunk(shape, block_idx_x(), block_idx_y(), a, b, x, published, epoch) };
     }
-    let upper = upper != 0;
+}
+
+/// Which triangle of an n x n matrix a solve takes.
+#[derive(Clone, Copy)]
+pub struct Triangle {
+    pub n: u32,
+    pub upper: bool,
+    pub unit_diagonal: bool,
+}
+
+/// The work of one block of [`triangular`]: the `order`-th chunk in dependency order
+/// (`order` below ceil(n / 32)) of right-hand side `rhs`. Every block of the grid runs it
+/// with 128 threads and the kernel's shared memory; a block waits only on blocks that solve
+/// earlier chunks.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // the kernel's arguments and the block's place
+pub unsafe fn solve_chunk<T: Float>(
+    Triangle { n, upper, unit_diagonal }: Triangle,
+    order: u32,
+    rhs: u32,
+    a: Strided<T>,
+    b: Strided<T>,
+    x: StridedMut<T>,
+    published: *mut u64,
+    epoch: u32,
+) {
+    let chunks = n.div_ceil(CHUNK);
     let chunk_at = |step: u32| if upper { chunks - 1 - step } else { step };
     let chunk = chunk_at(order);
-    let rhs = block_idx_y();
     let words = tagged_words(size_of::<T>()) as u32;
     let published = published.wrapping_add((rhs * chunks * CHUNK * words) as usize);
     let row0 = chunk * CHUNK;
@@ -80,7 +105,7 @@ pub unsafe fn triangular<T: Float>(
         // SAFETY: read only inside the n x n matrix; shared indices below 32 x STRIDE.
         unsafe {
             let value = match (r < n && c < n, i == j) {
-                (_, true) if unit_diagonal != 0 || r >= n => T::ONE,
+                (_, true) if unit_diagonal || r >= n => T::ONE,
                 (true, _) => *a.at(r, c),
                 (false, _) => T::ZERO,
             };
