@@ -27,8 +27,8 @@ use abi::solve::{
 use abi::{Strided, StridedMut};
 
 const ROWS_PER_WARP: u32 = CHUNK / (THREADS / 32);
-/// Pause between polls of a block waiting for a chunk, per chunk between that chunk and the
-/// one on its critical path, up to `BACKOFF_CHUNKS` chunks.
+/// Pause between polls of an f64 block waiting for a chunk, per chunk between that chunk and
+/// the one on its critical path, up to `BACKOFF_CHUNKS` chunks.
 const BACKOFF_NS: u32 = 500;
 const BACKOFF_CHUNKS: u32 = 16;
 
@@ -168,10 +168,11 @@ pub unsafe fn solve_chunk<T: Float>(
             if row < n && col < n { unsafe { *a.at(row, col) } } else { T::ZERO }
         });
         // The chunk before the previous one is on this block's critical path: poll it at full
-        // speed. Every later block waits for the chunk the chain has reached, so the earlier
-        // chunks' waits pause between polls, the longer the further this block's turn, so that
-        // their polls do not crowd the hand-overs on the chain.
-        let pause_ns = (order - 2 - step).min(BACKOFF_CHUNKS) * BACKOFF_NS;
+        // speed. Every later block waits for the chunk the chain has reached. In f64 (two words
+        // a value) the earlier chunks' waits pause between polls, the longer the further this
+        // block's turn, so that their polls do not crowd the hand-overs on the chain; in f32 a
+        // block that pauses falls behind, and the chain then waits for it (PERF.md).
+        let pause_ns = if words == 1 { 0 } else { (order - 2 - step).min(BACKOFF_CHUNKS) * BACKOFF_NS };
         // SAFETY: col < n, its word inside this right-hand side's; chunk `done`'s block
         // publishes it.
         let xv = if col < n {
