@@ -7,9 +7,9 @@
 //! f32's range first), x += d in f64, until the backward error ||r|| / (||A|| ||x|| + ||b||) is
 //! below sqrt(n) eps, cuSOLVER's criterion for its refinement solver (where progress stops before
 //! that, it is enough to be below the f64 solve's threshold, [`backward_error_bound`]). Each
-//! residual after the first x is computed beside the correction before it, by more blocks of
-//! its backward solve, as d's chunks land (`BlockedLu::solve_with_residual`). Each
-//! step shrinks the error by about cond(A) times the factors' relative error; where that is
+//! residual is computed beside the backward half of the solve before it, by more blocks of that
+//! launch, as d's chunks land (`BlockedLu::solve_with_residual`), so that reading A overlaps
+//! the solve's chain. Each step shrinks the error by about cond(A) times the factors' relative error; where that is
 //! not below one (an ill-conditioned A, or a matrix singular in f32), refinement stalls, and
 //! the solver falls back to the f64 blocked LU by itself and says so in its [`Refinement`].
 

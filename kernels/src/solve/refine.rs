@@ -12,8 +12,8 @@ use crate::device::warp::reduce_sum;
 use crate::device::{Float, shared, tagged};
 use crate::solve::triangular::{Triangle, solve_chunk};
 
-/// A row's values a lane loads at once (32 apart) before using any: one load at a time per lane
-/// leaves too few bytes in flight to stream A at the memory's bandwidth.
+/// A row's values a lane loads at once (32 apart) before using any, in the rounding of A to
+/// f32: one load at a time per lane leaves too few bytes in flight (PERF.md).
 const BATCH: usize = 4;
 const BATCH_SPAN: u32 = 32 * BATCH as u32;
 
@@ -67,28 +67,14 @@ pub unsafe fn residual(n: u32, a: *const f64, x: *const f64, b: *const f64, r: *
     if row >= n {
         return;
     }
-    // SAFETY: row < n: the row's n values lie inside the n x n matrix.
-    let a_row = unsafe { a.add(row as usize * n as usize) };
-    let mut sums = [0.0f64; BATCH];
+    let mut sum = 0.0f64;
     let mut j = lane_id();
-    while j + BATCH_SPAN - 32 < n {
-        let mut values = [0.0f64; BATCH];
-        for (k, v) in values.iter_mut().enumerate() {
-            // SAFETY: the batch's last index, j + BATCH_SPAN - 32, is below n, inside A's row and x.
-            *v = unsafe { *a_row.add((j + 32 * k as u32) as usize) };
-        }
-        for (k, (sum, v)) in sums.iter_mut().zip(values.iter()).enumerate() {
-            // SAFETY: as above.
-            *sum = v.mul_add(unsafe { *x.add((j + 32 * k as u32) as usize) }, *sum);
-        }
-        j += BATCH_SPAN;
-    }
     while j < n {
         // SAFETY: row, j < n.
-        sums[0] = unsafe { (*a_row.add(j as usize)).mul_add(*x.add(j as usize), sums[0]) };
+        unsafe { sum = (*a.add((row * n + j) as usize)).mul_add(*x.add(j as usize), sum) };
         j += 32;
     }
-    let sum = reduce_sum((sums[0] + sums[1]) + (sums[2] + sums[3]));
+    let sum = reduce_sum(sum);
     if lane_id() == 0 {
         // SAFETY: row < n.
         unsafe { *r.add(row as usize) = *b.add(row as usize) - sum };
