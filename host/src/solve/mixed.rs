@@ -9,9 +9,10 @@
 //! that, it is enough to be below the f64 solve's threshold, [`backward_error_bound`]). Each
 //! residual is computed beside the backward half of the solve before it, by more blocks of that
 //! launch, as d's chunks land (`BlockedLu::solve_with_residual`), so that reading A overlaps
-//! the solve's chain. Each step shrinks the error by about cond(A) times the factors' relative error; where that is
-//! not below one (an ill-conditioned A, or a matrix singular in f32), refinement stalls, and
-//! the solver falls back to the f64 blocked LU by itself and says so in its [`Refinement`].
+//! the solve's chain. Each step shrinks the error by about cond(A) times the factors' relative
+//! error; where that is not below one (an ill-conditioned A, or a matrix singular in f32),
+//! refinement stalls, and the solver falls back to the f64 blocked LU by itself and says so in
+//! its [`Refinement`].
 
 use super::blocked::{BlockedLu, NextResidual};
 use super::{backward_error_bound, backward_error_of_norms, check_gpu_size};
