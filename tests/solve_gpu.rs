@@ -290,6 +290,34 @@ fn mixed_solve_refines_to_the_f64_threshold() {
     }
 }
 
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn refinement_norms_are_the_largest_magnitudes_with_nan_first() {
+    let gpu = gpu();
+    // Lengths below, at and past one block's batch (16 x 1024), and not multiples of it.
+    for n in [1usize, 1000, 16384, 16389, 40000] {
+        let mut u = common::random_vec::<f64>(n, n as u64);
+        let mut v = common::random_vec::<f64>(n, n as u64 + 1);
+        u[n / 2] = -7.5;
+        let expected_v = if n == 1 {
+            v[0].abs()
+        } else {
+            (v[n - 1], v[n / 3]) = (f64::NEG_INFINITY, f64::NAN);
+            f64::NAN
+        };
+        let (du, dv, mut norms) =
+            (gpu.upload(&u).unwrap(), gpu.upload(&v).unwrap(), gpu.zeros::<f64>(2).unwrap());
+        let launch = rgla::Launch::linear(1024, 1024).shared(32 * 8);
+        // SAFETY: u and v hold n values, norms two.
+        unsafe {
+            rgla::kernels::solve::refine::max_abs_pair(&gpu, launch, n as u32, &du, &dv, &mut norms).unwrap()
+        };
+        let norms = gpu.download(&norms).unwrap();
+        assert_eq!(norms[0], 7.5, "n={n}");
+        assert!(norms[1] == expected_v || (norms[1].is_nan() && expected_v.is_nan()), "n={n}: {norms:?}");
+    }
+}
+
 /// A = H1 diag(s) H2 with Householder reflections and singular values from 1 down to
 /// 1 / condition (log-spaced): a dense matrix of known condition number.
 fn conditioned(n: usize, condition: f64, seed: u64) -> DenseMatrix<f64> {

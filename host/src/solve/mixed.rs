@@ -66,6 +66,8 @@ pub struct MixedSolver {
     lu: BlockedLu<f32>,
     /// A's absolute row sums (for ||A||).
     row_sums: CudaSlice<f64>,
+    /// Two maxima of |values| read back at once ([`read_norms`]).
+    norms: CudaSlice<f64>,
     residual: CudaSlice<f64>,
     residual_low: CudaSlice<f32>,
     correction: CudaSlice<f32>,
@@ -81,7 +83,7 @@ impl MixedSolver {
         let n2 = n as u128 * n as u128;
         Footprint::new(format!("the mixed-precision solve of size {n}"))
             .device::<f32>(n2 + 3 * n as u128)
-            .device::<f64>(2 * n as u128)
+            .device::<f64>(2 * n as u128 + 2)
             .check_device(gpu)?;
         // Both tolerances are n eps max|A|, each with its own eps.
         let tolerance_low = tolerance * (f32::EPSILON as f64 / f64::EPSILON);
@@ -92,6 +94,7 @@ impl MixedSolver {
             tolerance,
             lu,
             row_sums: gpu.zeros(n.max(1))?,
+            norms: gpu.zeros(2)?,
             residual: gpu.zeros(n.max(1))?,
             residual_low: gpu.zeros(n.max(1))?,
             correction: gpu.zeros(n.max(1))?,
@@ -142,8 +145,7 @@ impl MixedSolver {
             )?
         };
         self.lu.factor_in_place(gpu)?;
-        let norm_a = max_abs(&gpu.download(&self.row_sums)?);
-        let norm_b = max_abs(&gpu.download(b)?);
+        let (norm_a, norm_b) = read_norms(gpu, &self.row_sums, b, &mut self.norms)?;
         match self.lu.check(gpu) {
             Err(Error::Singular { column, .. }) => {
                 let reason = format!("column {column} has no usable pivot in f32");
@@ -161,7 +163,7 @@ impl MixedSolver {
             let (norm_r, norm_x) = if iteration == 0 {
                 (norm_b, 0.0)
             } else {
-                (max_abs(&gpu.download(&self.residual)?), max_abs(&gpu.download(x)?))
+                read_norms(gpu, &self.residual, x, &mut self.norms)?
             };
             let error = backward_error_of_norms(norm_r, norm_a, norm_x, norm_b);
             if error <= self.threshold() {
@@ -245,13 +247,24 @@ impl MixedSolver {
         lu.check(gpu)?;
         lu.solve(gpu, 1, b, x)?;
         self.queue_residual(gpu, a, b, x)?;
-        let (norm_r, norm_x) = (max_abs(&gpu.download(&self.residual)?), max_abs(&gpu.download(x)?));
+        let (norm_r, norm_x) = read_norms(gpu, &self.residual, x, &mut self.norms)?;
         let backward_error = backward_error_of_norms(norm_r, norm_a, norm_x, norm_b);
         Ok(Refinement { iterations, path: Path::FellBack { reason }, backward_error })
     }
 }
 
-/// The largest |v_i|, NaN if any is.
-fn max_abs(v: &[f64]) -> f64 {
-    v.iter().map(|x| x.abs()).fold(0.0, |m, x| if x > m || x.is_nan() { x } else { m })
+/// max |u_i| and max |v_i| (NaN if any value is) for two vectors of one length, waiting for the
+/// queued work: one small kernel and one 16-byte copy instead of both vectors' copies.
+fn read_norms(
+    gpu: &Gpu,
+    u: &CudaSlice<f64>,
+    v: &CudaSlice<f64>,
+    norms: &mut CudaSlice<f64>,
+) -> Result<(f64, f64)> {
+    let launch = Launch::linear(1024, 1024).shared(32 * size_of::<u64>());
+    let n = u.len().min(v.len()) as u32;
+    // SAFETY: u and v hold at least n values, norms two.
+    unsafe { kernels::max_abs_pair(gpu, launch, n, u, v, norms)? };
+    let norms = gpu.download(norms)?;
+    Ok((norms[0], norms[1]))
 }

@@ -6,10 +6,11 @@ use abi::solve::{TRIANGULAR_CHUNK as CHUNK, TRIANGULAR_STRIDE as STRIDE, TRIANGU
 use abi::{Strided, StridedMut};
 
 use crate::device::thread::{
-    block_idx_x, grid_size_1d, index_1d, lane_id, sync_threads, thread_idx_x, warp_id, warp_index_1d,
+    block_dim_x, block_idx_x, grid_size_1d, index_1d, lane_id, sync_threads, thread_idx_x, warp_id,
+    warp_index_1d,
 };
 use crate::device::warp::reduce_sum;
-use crate::device::{Float, shared, tagged};
+use crate::device::{Float, block, shared, tagged};
 use crate::solve::triangular::{Triangle, solve_chunk};
 
 /// A row's values a lane loads at once (32 apart) before using any, in the rounding of A to
@@ -78,6 +79,44 @@ pub unsafe fn residual(n: u32, a: *const f64, x: *const f64, b: *const f64, r: *
     if lane_id() == 0 {
         // SAFETY: row < n.
         unsafe { *r.add(row as usize) = *b.add(row as usize) - sum };
+    }
+}
+
+/// Values of each vector a thread of [`max_abs_pair`] loads at once: one block reads them.
+const NORM_BATCH: usize = 16;
+
+/// `norms[0]` = max_i |u[i]| and `norms[1]` = max_i |v[i]| over n values each, NaN where a value
+/// is: the refinement's ||r|| and ||x|| in one 16-byte copy to the host. The |values| are
+/// compared by their bits, in whose order NaN comes after infinity. Launch: one block of 1024
+/// threads; shared bytes: 32 x 8.
+#[gpu::kernel]
+pub unsafe fn max_abs_pair(n: u32, u: *const f64, v: *const f64, norms: *mut f64) {
+    let step = block_dim_x();
+    // SAFETY (the loads): every index read is below n, the length of both vectors.
+    let bits = |values: *const f64, j: u32| unsafe { *values.add(j as usize) }.abs().to_bits();
+    let largest = |values: *const f64| {
+        let mut most = 0u64;
+        let mut i = thread_idx_x();
+        while i + (NORM_BATCH as u32 - 1) * step < n {
+            let mut batch = [0u64; NORM_BATCH];
+            for (k, b) in batch.iter_mut().enumerate() {
+                *b = bits(values, i + k as u32 * step);
+            }
+            most = batch.iter().fold(most, |most, &b| most.max(b));
+            i += NORM_BATCH as u32 * step;
+        }
+        while i < n {
+            most = most.max(bits(values, i));
+            i += step;
+        }
+        most
+    };
+    let scratch = shared::dynamic::<u64>();
+    let most_u = block::reduce_max(largest(u), 0, scratch);
+    let most_v = block::reduce_max(largest(v), 0, scratch);
+    if thread_idx_x() == 0 {
+        // SAFETY: the host passes two values.
+        unsafe { (*norms, *norms.add(1)) = (f64::from_bits(most_u), f64::from_bits(most_v)) };
     }
 }
 
