@@ -16,7 +16,8 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::{
-    check_gpu_size, next_epoch, queue_pivot_check, queue_triangular_solve, read_pivot_check, triangular_words,
+    check_gpu_size, next_epoch, queue_pivot_check, queue_triangular_solve, read_pivot_check,
+    triangular_launch, triangular_words,
 };
 use crate::Scalar;
 use crate::error::{Error, Result};
@@ -576,9 +577,7 @@ impl BlockedLu<f32> {
         let epoch = self.queue_forward(gpu, 1, rhs)?;
         let lu = MatrixView::new(&self.lu, 0, n, n, self.ld)?;
         let forward = MatrixView::new(&self.forward, 0, n, 1, 1)?;
-        let chunks = n.div_ceil(abi::solve::TRIANGULAR_CHUNK as usize) as u32;
-        let launch = Launch::grid_2d((2 * chunks, 1), (abi::solve::TRIANGULAR_THREADS, 1))
-            .shared(abi::solve::triangular_shared_bytes(size_of::<f32>()));
+        let launch = triangular_launch::<f32>(n, 2, 1);
         let NextResidual { a, x, b, scale, r } = next;
         // SAFETY: the factors and forward hold n x n and n values (views checked), d, x, b and r
         // n and A n x n (checked above); `published` the words of one right-hand side

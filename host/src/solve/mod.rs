@@ -323,7 +323,6 @@ pub(crate) fn queue_triangular_solve<T: Scalar>(
             x.cols()
         )));
     }
-    let chunks = n.div_ceil(abi::solve::TRIANGULAR_CHUNK as usize);
     if published.len() < triangular_words::<T>(n, nrhs) {
         return Err(Error::InvalidInput(format!(
             "triangular solve: {} words to publish x in, for {n} rows x {nrhs} right-hand sides",
@@ -333,8 +332,7 @@ pub(crate) fn queue_triangular_solve<T: Scalar>(
     if nrhs > 65_535 {
         return Err(Error::InvalidInput(format!("{nrhs} right-hand sides (65535 at most)")));
     }
-    let launch = Launch::grid_2d((chunks as u32, nrhs as u32), (abi::solve::TRIANGULAR_THREADS, 1))
-        .shared(abi::solve::triangular_shared_bytes(size_of::<T>()));
+    let launch = triangular_launch::<T>(n, 1, nrhs as u32);
     let (upper, unit) = (upper as u32, unit_diagonal as u32);
     // SAFETY: the views were checked against their buffers and against each other above; the
     // words too.
@@ -366,6 +364,15 @@ pub(crate) fn queue_transpose<T: Scalar>(
         .shared(abi::solve::transpose_shared_bytes(size_of::<T>()));
     // SAFETY: both buffers hold rows x cols values (checked).
     unsafe { kernels::transpose::transpose(gpu, launch, rows as u32, cols as u32, a, out) }
+}
+
+/// The launch of the triangular solve's kernels: `blocks_per_chunk` blocks for each 32-row chunk
+/// of n rows (the solve's, then any more, as `refine::backward_residual` has), a grid row per
+/// right-hand side.
+pub(crate) fn triangular_launch<T: Scalar>(n: usize, blocks_per_chunk: u32, nrhs: u32) -> Launch {
+    let chunks = n.div_ceil(abi::solve::TRIANGULAR_CHUNK as usize) as u32;
+    Launch::grid_2d((blocks_per_chunk * chunks, nrhs), (abi::solve::TRIANGULAR_THREADS, 1))
+        .shared(abi::solve::triangular_shared_bytes(size_of::<T>()))
 }
 
 /// The tagged words a triangular solve publishes x in (n rows, nrhs right-hand sides).
