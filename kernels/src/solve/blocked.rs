@@ -346,7 +346,9 @@ unsafe fn swap_outside_panel<T: Float>(
     }
 }
 
-/// Copies rows first..first + owned, columns k0..k0 + width of `a` into the shared tile.
+/// Copies rows first..first + owned, columns k0..k0 + width of `a` into the shared tile (rows
+/// NB + 1 apart). Thread t takes column t % NB of every (THREADS / NB)-th row, eight rows' loads
+/// in flight before their stores: a panel's rows cost a few trips to memory, not one per row.
 #[inline(always)]
 unsafe fn load_rows<T: Float, const NB: u32>(
     tile: SharedArray<T>,
@@ -357,11 +359,24 @@ unsafe fn load_rows<T: Float, const NB: u32>(
     width: u32,
     tid: u32,
 ) {
-    let (col, mut r) = (tid % NB, tid / NB);
-    while col < width && r < owned {
-        // SAFETY: the caller's bounds.
-        unsafe { tile.set(r * (NB + 1) + col, *a.at(first + r, k0 + col)) };
-        r += THREADS / NB;
+    const BATCH: u32 = 8;
+    let (col, step) = (tid % NB, THREADS / NB);
+    if col >= width || owned == 0 {
+        return;
+    }
+    let mut r = tid / NB;
+    while r < owned {
+        // Rows past the last are loaded from the last (any valid address) and not stored.
+        let rows: [u32; BATCH as usize] = core::array::from_fn(|i| r + i as u32 * step);
+        // SAFETY: the caller's bounds; every row read is below `owned`.
+        let values = rows.map(|row| unsafe { *a.at(first + row.min(owned - 1), k0 + col) });
+        for (&row, &value) in rows.iter().zip(&values) {
+            if row < owned {
+                // SAFETY: row < owned <= R, col < width <= NB.
+                unsafe { tile.set(row * (NB + 1) + col, value) };
+            }
+        }
+        r += BATCH * step;
     }
 }
 
@@ -444,18 +459,31 @@ pub unsafe fn swap_rows<T: Float>(
     let valid = j < left_end + (right_end - right_begin); // right_begin <= right_end <= n
     let col = if j < left_end { j } else { right_begin + (j - left_end) };
     let mut r = tid / COLS;
-    while r < width {
-        if valid {
-            // SAFETY: rows k0 + r and the partners are < n, col < n; shared indices below
-            // width x COLS.
-            unsafe {
-                inside.set(r * COLS + c, *a.at(k0 + r, col));
-                if slots.get(r) == r {
-                    outside.set(r * COLS + c, *a.at(partners.get(r), col));
+    while r < width && valid {
+        // Eight rows' loads in flight before their stores (rows past the last read the last,
+        // and a row with no partner below reads itself again, unstored).
+        let rows: [u32; 8] = core::array::from_fn(|i| (r + i as u32 * (THREADS / COLS)).min(width - 1));
+        // SAFETY (shared accesses): indices below width x COLS.
+        let below =
+            rows.map(
+                |row| if unsafe { slots.get(row) } == row { unsafe { partners.get(row) } } else { k0 + row },
+            );
+        // SAFETY: rows k0 + row and the partners are < n, col < n.
+        let (here, there) =
+            (rows.map(|row| unsafe { *a.at(k0 + row, col) }), below.map(|p| unsafe { *a.at(p, col) }));
+        for i in 0..8 {
+            let row = r + i as u32 * (THREADS / COLS);
+            if row < width {
+                // SAFETY: as above.
+                unsafe {
+                    inside.set(row * COLS + c, here[i]);
+                    if slots.get(row) == row {
+                        outside.set(row * COLS + c, there[i]);
+                    }
                 }
             }
         }
-        r += THREADS / COLS;
+        r += 8 * (THREADS / COLS);
     }
     sync_threads();
     if tid < COLS && valid {
@@ -521,18 +549,22 @@ pub unsafe fn trsm<T: Float, const NB: u32>(
     let end = end.min(n);
     let l = shared::dynamic::<T>(); // NB x stride
     let x = l.after::<T>(NB * stride); // NB x COLS
-    let mut e = tid;
-    while e < width * width {
-        let (r, s) = (e / width, e % width);
-        // SAFETY: rows and columns k0 + r, k0 + s < n; the shared index is below NB x stride.
-        unsafe { l.set(r * stride + s, *a.at(k0 + r, k0 + s)) };
-        e += THREADS;
-    }
+    // SAFETY: rows and columns k0..k0 + width < n; L11 fits NB rows of `stride`.
+    unsafe { load_rows::<T, NB>(l, a, k0, width, k0, width, tid) };
     let mut r = ty;
     while r < width {
-        // SAFETY: rows k0 + r < n, the column checked; the shared index is below NB x COLS.
-        unsafe { x.set(r * COLS + tx, if col < end { *a.at(k0 + r, col) } else { T::ZERO }) };
-        r += GROUPS;
+        // Four rows' loads in flight, as in `load_rows`.
+        let rows: [u32; 4] = core::array::from_fn(|i| r + i as u32 * GROUPS);
+        // SAFETY: rows below width (clamped), the column checked.
+        let values =
+            rows.map(|row| if col < end { unsafe { *a.at(k0 + row.min(width - 1), col) } } else { T::ZERO });
+        for (&row, &value) in rows.iter().zip(&values) {
+            if row < width {
+                // SAFETY: the shared index is below NB x COLS.
+                unsafe { x.set(row * COLS + tx, value) };
+            }
+        }
+        r += 4 * GROUPS;
     }
     sync_threads();
     // Column-oriented forward substitution: x[s] is final once the rows above are done. Four

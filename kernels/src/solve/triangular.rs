@@ -27,6 +27,9 @@ use abi::solve::{
 use abi::{Strided, StridedMut};
 
 const ROWS_PER_WARP: u32 = CHUNK / (THREADS / 32);
+/// Entries of a chunk's 32 x 32 blocks that each thread stages.
+const STAGED: usize = (CHUNK * CHUNK / THREADS) as usize;
+const _: () = assert!((CHUNK * CHUNK).is_multiple_of(THREADS));
 /// Pause between polls of an f64 block waiting for a chunk, per chunk between that chunk and
 /// the one on its critical path, up to `BACKOFF_CHUNKS` chunks.
 const BACKOFF_NS: u32 = 500;
@@ -97,25 +100,31 @@ pub unsafe fn solve_chunk<T: Float>(
     let sums = product.after::<T>(CHUNK * STRIDE); // the warps' partial sums per row
     let previous = (order > 0).then(|| chunk_at(order - 1));
 
-    // D (the identity past the matrix's end), and A_prev.
-    let mut e = tid;
-    while e < CHUNK * CHUNK {
+    // D (the identity past the matrix's end), and A_prev: every load of the thread's entries
+    // in flight before any store (one trip to memory, not one per entry).
+    let entries: [u32; STAGED] = core::array::from_fn(|k| tid + k as u32 * THREADS);
+    // SAFETY: read only inside the n x n matrix.
+    let diagonal = entries.map(|e| {
         let (i, j) = (e / CHUNK, e % CHUNK);
         let (r, c) = (row0 + i, row0 + j);
-        // SAFETY: read only inside the n x n matrix; shared indices below 32 x STRIDE.
-        unsafe {
-            let value = match (r < n && c < n, i == j) {
-                (_, true) if unit_diagonal || r >= n => T::ONE,
-                (true, _) => *a.at(r, c),
-                (false, _) => T::ZERO,
-            };
-            triangle.set(i * STRIDE + j, value);
-            if let Some(p) = previous {
-                let c = p * CHUNK + j;
-                product.set(i * STRIDE + j, if r < n && c < n { *a.at(r, c) } else { T::ZERO });
-            }
+        match (r < n && c < n, i == j) {
+            (_, true) if unit_diagonal || r >= n => T::ONE,
+            (true, _) => unsafe { *a.at(r, c) },
+            (false, _) => T::ZERO,
         }
-        e += THREADS;
+    });
+    let left = entries.map(|e| {
+        let (r, c) = (row0 + e / CHUNK, previous.unwrap_or(0) * CHUNK + e % CHUNK);
+        // SAFETY: as above.
+        if previous.is_some() && r < n && c < n { unsafe { *a.at(r, c) } } else { T::ZERO }
+    });
+    for k in 0..STAGED {
+        let at = entries[k] / CHUNK * STRIDE + entries[k] % CHUNK;
+        // SAFETY: shared indices below 32 x STRIDE.
+        unsafe {
+            triangle.set(at, diagonal[k]);
+            product.set(at, left[k]);
+        }
     }
     sync_threads();
     // D^-1 by substitution, column j by lane j of warp 0 (each lane reads only its own
