@@ -465,9 +465,7 @@ pub unsafe fn swap_rows<T: Float>(
         let rows: [u32; 8] = core::array::from_fn(|i| (r + i as u32 * (THREADS / COLS)).min(width - 1));
         // SAFETY (shared accesses): indices below width x COLS.
         let below =
-            rows.map(
-                |row| if unsafe { slots.get(row) } == row { unsafe { partners.get(row) } } else { k0 + row },
-            );
+            rows.map(|row| unsafe { if slots.get(row) == row { partners.get(row) } else { k0 + row } });
         // SAFETY: rows k0 + row and the partners are < n, col < n.
         let (here, there) =
             (rows.map(|row| unsafe { *a.at(k0 + row, col) }), below.map(|p| unsafe { *a.at(p, col) }));
