@@ -347,8 +347,7 @@ unsafe fn swap_outside_panel<T: Float>(
 }
 
 /// Copies rows first..first + owned, columns k0..k0 + width of `a` into the shared tile (rows
-/// NB + 1 apart). Thread t takes column t % NB of every (THREADS / NB)-th row, eight rows' loads
-/// in flight before their stores: a panel's rows cost a few trips to memory, not one per row.
+/// NB + 1 apart): thread t takes column t % NB of every (THREADS / NB)-th row.
 #[inline(always)]
 unsafe fn load_rows<T: Float, const NB: u32>(
     tile: SharedArray<T>,
@@ -359,24 +358,41 @@ unsafe fn load_rows<T: Float, const NB: u32>(
     width: u32,
     tid: u32,
 ) {
-    const BATCH: u32 = 8;
-    let (col, step) = (tid % NB, THREADS / NB);
-    if col >= width || owned == 0 {
-        return;
+    let col = tid % NB;
+    if col < width {
+        // SAFETY: the caller's bounds.
+        unsafe {
+            stage_column::<T, 8>(tile, (NB + 1, col), a, (first, owned, k0 + col), (tid / NB, THREADS / NB))
+        };
     }
-    let mut r = tid / NB;
-    while r < owned {
-        // Rows past the last are loaded from the last (any valid address) and not stored.
-        let rows: [u32; BATCH as usize] = core::array::from_fn(|i| r + i as u32 * step);
-        // SAFETY: the caller's bounds; every row read is below `owned`.
-        let values = rows.map(|row| unsafe { *a.at(first + row.min(owned - 1), k0 + col) });
-        for (&row, &value) in rows.iter().zip(&values) {
-            if row < owned {
-                // SAFETY: row < owned <= R, col < width <= NB.
-                unsafe { tile.set(row * (NB + 1) + col, value) };
+}
+
+/// Copies column `col` of rows first + r of `a`, for r = start, start + step, ... below `rows`,
+/// to `tile[r * stride + at]`, `BATCH` rows' loads in flight before their stores (rows past the
+/// last read the last, unstored): a few trips to memory, not one per row.
+///
+/// # Safety
+/// Rows first..first + rows and `col` lie inside `a`; `tile` holds `rows` rows of `stride`.
+#[inline(always)]
+unsafe fn stage_column<T: Float, const BATCH: usize>(
+    tile: SharedArray<T>,
+    (stride, at): (u32, u32),
+    a: StridedMut<T>,
+    (first, rows, col): (u32, u32, u32),
+    (start, step): (u32, u32),
+) {
+    let mut r = start;
+    while r < rows {
+        let batch: [u32; BATCH] = core::array::from_fn(|i| r + i as u32 * step);
+        // SAFETY: every row read is below `rows` (the caller's bounds).
+        let values = batch.map(|row| unsafe { *a.at(first + row.min(rows - 1), col) });
+        for (&row, &value) in batch.iter().zip(&values) {
+            if row < rows {
+                // SAFETY: row < rows, at < stride.
+                unsafe { tile.set(row * stride + at, value) };
             }
         }
-        r += BATCH * step;
+        r += BATCH as u32 * step;
     }
 }
 
@@ -549,20 +565,16 @@ pub unsafe fn trsm<T: Float, const NB: u32>(
     let x = l.after::<T>(NB * stride); // NB x COLS
     // SAFETY: rows and columns k0..k0 + width < n; L11 fits NB rows of `stride`.
     unsafe { load_rows::<T, NB>(l, a, k0, width, k0, width, tid) };
-    let mut r = ty;
-    while r < width {
-        // Four rows' loads in flight, as in `load_rows`.
-        let rows: [u32; 4] = core::array::from_fn(|i| r + i as u32 * GROUPS);
-        // SAFETY: rows below width (clamped), the column checked.
-        let values =
-            rows.map(|row| if col < end { unsafe { *a.at(k0 + row.min(width - 1), col) } } else { T::ZERO });
-        for (&row, &value) in rows.iter().zip(&values) {
-            if row < width {
-                // SAFETY: the shared index is below NB x COLS.
-                unsafe { x.set(row * COLS + tx, value) };
-            }
+    if col < end {
+        // SAFETY: rows k0..k0 + width and col < n; the shared indices below NB x COLS.
+        unsafe { stage_column::<T, 4>(x, (COLS, tx), a, (k0, width, col), (ty, GROUPS)) };
+    } else {
+        let mut r = ty;
+        while r < width {
+            // SAFETY: as above.
+            unsafe { x.set(r * COLS + tx, T::ZERO) };
+            r += GROUPS;
         }
-        r += 4 * GROUPS;
     }
     sync_threads();
     // Column-oriented forward substitution: x[s] is final once the rows above are done. Four

@@ -2,7 +2,7 @@
 //! factorisation (with its row sums, for ||A||), the residual r = b - A x in f64, and the
 //! corrections that go through the f32 factors and back.
 
-use abi::solve::{TRIANGULAR_CHUNK as CHUNK, TRIANGULAR_STRIDE as STRIDE, TRIANGULAR_THREADS as THREADS};
+use abi::solve::{TRIANGULAR_CHUNK as CHUNK, TRIANGULAR_STRIDE as STRIDE};
 use abi::{Strided, StridedMut};
 
 use crate::device::thread::{
@@ -11,7 +11,7 @@ use crate::device::thread::{
 };
 use crate::device::warp::reduce_sum;
 use crate::device::{Float, block, shared, tagged};
-use crate::solve::triangular::{Triangle, solve_chunk};
+use crate::solve::triangular::{ROWS_PER_WARP, Triangle, solve_chunk};
 
 /// A row's values a lane loads at once (32 apart) before using any, in the rounding of A to
 /// f32: one load at a time per lane leaves too few bytes in flight (PERF.md).
@@ -144,8 +144,9 @@ pub unsafe fn add_correction(n: u32, d: *const f32, scale: f64, x: *mut f64) {
     }
 }
 
-/// Rows of the residual a warp of [`backward_residual`] takes: a block's warps take 32 rows.
-const RESIDUAL_ROWS: usize = (CHUNK / (THREADS / 32)) as usize;
+/// Rows of the residual a warp of [`backward_residual`] takes (a block's warps take 32 rows, as
+/// the triangular solve's).
+const RESIDUAL_ROWS: usize = ROWS_PER_WARP as usize;
 /// Pause between polls of a residual warp that has caught up with the solve: its polls hit
 /// the words the solve's next block is waiting on.
 const RESIDUAL_PAUSE_NS: u32 = 2000;

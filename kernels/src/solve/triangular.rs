@@ -26,7 +26,8 @@ use abi::solve::{
 };
 use abi::{Strided, StridedMut};
 
-const ROWS_PER_WARP: u32 = CHUNK / (THREADS / 32);
+/// Rows of a chunk each warp takes.
+pub(crate) const ROWS_PER_WARP: u32 = CHUNK / (THREADS / 32);
 /// Entries of a chunk's 32 x 32 blocks that each thread stages.
 const STAGED: usize = (CHUNK * CHUNK / THREADS) as usize;
 const _: () = assert!((CHUNK * CHUNK).is_multiple_of(THREADS));
