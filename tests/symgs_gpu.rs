@@ -95,6 +95,26 @@ fn exact_order_smoothers<'a, T: Scalar>(
         // Several rows of a level per warp at once, with and without batches.
         Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_lanes_per_row(gpu, 32).unwrap()),
         Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_lanes_per_row(gpu, 8).unwrap()),
+        // Whole rows and half rows (the entries a row waits on, the rest from the sums before),
+        // both signals, whatever the default for the matrix.
+        Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_half_rows(true)),
+        Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_half_rows(false)),
+        Box::new(
+            SyncFreeSmoother::new(gpu, m)
+                .unwrap()
+                .with_signal(Signal::Value)
+                .with_lanes_per_row(gpu, 32)
+                .unwrap()
+                .with_half_rows(true),
+        ),
+        Box::new(
+            SyncFreeSmoother::new(gpu, m)
+                .unwrap()
+                .with_signal(Signal::Value)
+                .with_lanes_per_row(gpu, 4)
+                .unwrap()
+                .with_half_rows(false),
+        ),
         Box::new(
             SyncFreeSmoother::new(gpu, m)
                 .unwrap()
@@ -200,12 +220,16 @@ fn report_variant_matches_cpu<T: Scalar>() {
         let mut graph = LevelSmoother::new(&gpu, &m).unwrap().use_graph(true);
         let mut sync_free = SyncFreeSmoother::new(&gpu, &m).unwrap();
         let mut sync_free_values = SyncFreeSmoother::new(&gpu, &m).unwrap().with_signal(Signal::Value);
+        let mut half_rows = SyncFreeSmoother::new(&gpu, &m).unwrap().with_half_rows(true);
+        let mut whole_rows = SyncFreeSmoother::new(&gpu, &m).unwrap().with_half_rows(false);
         let runs: Vec<(&str, Run<T>)> = vec![
             ("gpu101-ready-done", Box::new(|g, x| ready_done.sweep_report_variant(g, x))),
             ("level-schedule", Box::new(|g, x| levels.sweep_report_variant(g, x))),
             ("level-schedule-graph", Box::new(|g, x| graph.sweep_report_variant(g, x))),
             ("sync-free", Box::new(|g, x| sync_free.sweep_report_variant(g, x))),
             ("sync-free-values", Box::new(|g, x| sync_free_values.sweep_report_variant(g, x))),
+            ("sync-free-half-rows", Box::new(|g, x| half_rows.sweep_report_variant(g, x))),
+            ("sync-free-whole-rows", Box::new(|g, x| whole_rows.sweep_report_variant(g, x))),
         ];
         for (smoother, mut run) in runs {
             let what = format!("{smoother} report variant {} on {name}", T::NAME);

@@ -26,6 +26,13 @@ pub const BACKWARD_KEEPING_UPPER: u32 = 3;
 /// one kept (no later group has changed since), so only the earlier groups' entries are read.
 pub const FORWARD_KEPT_UPPER: u32 = 4;
 
+/// The rows a sync-free sweep reads (its `ROWS`): whole rows...
+pub const WHOLE_ROWS: u32 = 0;
+/// ...whole rows, keeping each row's sum over the entries it waits on for the next half...
+pub const WHOLE_ROWS_KEEPING: u32 = 1;
+/// ...or only the entries a row waits on, the rest of its sum from the half before.
+pub const HALF_ROWS: u32 = 2;
+
 /// The most rows a node block of the multicolor sweep may hold: each lane keeps two sums per
 /// row of its block.
 pub const MAX_BLOCK_ROWS: usize = 4;

@@ -79,12 +79,27 @@ pub fn default_lanes_per_row(mean: f64, wide_fraction: f64) -> u32 {
     }
 }
 
+/// Whether rows read only the entries they wait on (half rows: a product with the upper
+/// triangle before the sweep, then each half's waited sums, stand for the rest) rather than
+/// whole rows: where that takes a round of loads off a lane at `lanes` lanes a row, for rows
+/// of `mean` entries. Where it does not (a row fits its lanes either way), whole rows were
+/// faster on thin levels (PERF.md).
+pub fn default_half_rows(mean: f64, lanes: u32) -> bool {
+    let rounds = |entries: f64| (entries / lanes as f64).ceil();
+    rounds(mean) > rounds((mean - 1.0).max(0.0) / 2.0)
+}
+
 /// The fraction of the rows in levels (`offsets`: where each starts, and the end) of at
 /// least `wide` rows.
 fn wide_fraction(offsets: &[u32], wide: usize) -> f64 {
     let rows = offsets.last().copied().unwrap_or(0).max(1);
     let in_wide: u32 = offsets.windows(2).map(|l| l[1] - l[0]).filter(|&n| n as usize >= wide).sum();
     in_wide as f64 / rows as f64
+}
+
+/// The mean number of entries a row of `matrix` holds.
+fn mean_row<T>(matrix: &SymgsMatrix<T>) -> f64 {
+    matrix.csr.nnz as f64 / matrix.rows.max(1) as f64
 }
 
 /// An `order` entry that names no row: the padding that keeps a warp's rows in one level.
@@ -106,10 +121,11 @@ struct SweepOrder<T> {
 }
 
 impl<T: Scalar> SweepOrder<T> {
-    /// `row_ptr` and `diagonal`: the matrix's, on the host.
+    /// `row_ptr`, `diagonal_at` (where each row's diagonal entry lies) and `diagonal`: the
+    /// matrix's, on the host.
     fn new(
         gpu: &Gpu,
-        row_ptr: &[u32],
+        [row_ptr, diagonal_at]: [&[u32]; 2],
         diagonal: &[T],
         levels: &DeviceLevels,
         lanes_per_row: u32,
@@ -128,7 +144,7 @@ impl<T: Scalar> SweepOrder<T> {
                         "level lists name row {row} of a matrix of {rows}"
                     )));
                 }
-                entries.extend([row, row_ptr[r], row_ptr[r + 1], 0]);
+                entries.extend([row, row_ptr[r], diagonal_at[r], row_ptr[r + 1]]);
                 inverse.push(T::ONE / diagonal[r]);
             }
             while inverse.len() % rows_per_slot != 0 {
@@ -159,10 +175,14 @@ pub struct SyncFreeSmoother<'a, T> {
     lanes_per_row: u32,
     /// What [`default_lanes_per_row`] chose for this matrix (names show other widths).
     default_lanes: u32,
+    /// Whether rows read only the entries they wait on (see [`default_half_rows`]).
+    half_rows: bool,
     /// The order rows are handed out in, per direction.
     forward_order: SweepOrder<T>,
     backward_order: SweepOrder<T>,
     tmp: CudaSlice<T>,
+    /// Each row's sum over the entries the next half does not wait on (see the kernel).
+    other_sums: CudaSlice<T>,
     /// The half-sweep that finished each row (so the flags are never cleared).
     done: CudaSlice<u32>,
     /// One ticket counter per direction, zeroed before each sweep.
@@ -199,10 +219,9 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         forward.check_for(matrix)?;
         backward.check_for(matrix)?;
         let in_flight = (gpu.props().sm_count * FULL_WARPS_PER_SM) as usize;
-        let lanes_per_row = default_lanes_per_row(
-            matrix.csr.nnz as f64 / matrix.rows.max(1) as f64,
-            wide_fraction(&forward.offsets, in_flight),
-        );
+        let lanes_per_row =
+            default_lanes_per_row(mean_row(matrix), wide_fraction(&forward.offsets, in_flight));
+        let half_rows = default_half_rows(mean_row(matrix), lanes_per_row);
         let (forward_order, backward_order) =
             Self::orders(gpu, matrix, [&forward, &backward], lanes_per_row)?;
         let mut smoother = SyncFreeSmoother {
@@ -210,9 +229,11 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
             levels: [forward, backward],
             lanes_per_row,
             default_lanes: lanes_per_row,
+            half_rows,
             forward_order,
             backward_order,
             tmp: gpu.zeros(matrix.rows)?,
+            other_sums: gpu.zeros(matrix.rows)?,
             done: gpu.zeros(matrix.rows)?,
             tickets: gpu.zeros(2)?,
             error: gpu.zeros(1)?,
@@ -236,10 +257,18 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         [forward, backward]: [&DeviceLevels; 2],
         lanes_per_row: u32,
     ) -> Result<(SweepOrder<T>, SweepOrder<T>)> {
-        let (row_ptr, diagonal) = (gpu.download(&matrix.csr.row_ptr)?, gpu.download(&matrix.diagonal)?);
+        let mut diagonal_at = gpu.zeros::<u32>(matrix.rows)?;
+        if matrix.rows > 0 {
+            let (rows, row_ptr, col_idx) = (matrix.rows as u32, &matrix.csr.row_ptr, &matrix.csr.col_idx);
+            let launch = Launch::linear(matrix.rows, 256);
+            // SAFETY: a checked square matrix: rows sorted, each holding its diagonal entry.
+            unsafe { kernels::diagonal_positions(gpu, launch, rows, row_ptr, col_idx, &mut diagonal_at)? };
+        }
+        let (row_ptr, diagonal_at) = (gpu.download(&matrix.csr.row_ptr)?, gpu.download(&diagonal_at)?);
+        let (extents, diagonal) = ([&row_ptr[..], &diagonal_at[..]], gpu.download(&matrix.diagonal)?);
         Ok((
-            SweepOrder::new(gpu, &row_ptr, &diagonal, forward, lanes_per_row)?,
-            SweepOrder::new(gpu, &row_ptr, &diagonal, backward, lanes_per_row)?,
+            SweepOrder::new(gpu, extents, &diagonal, forward, lanes_per_row)?,
+            SweepOrder::new(gpu, extents, &diagonal, backward, lanes_per_row)?,
         ))
     }
 
@@ -254,13 +283,15 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
 
     /// Gives each row `lanes` lanes (a power of two, 1..=32; default from the row lengths and
     /// levels, [`default_lanes_per_row`]): a warp then holds `32 / lanes` rows of one level at
-    /// once. Any width gives the same result.
+    /// once. Rows are then whole or halves as [`default_half_rows`] says at that width. Any
+    /// width gives the same result.
     pub fn with_lanes_per_row(mut self, gpu: &Gpu, lanes: u32) -> Result<Self> {
         if !lanes.is_power_of_two() || lanes > WARP_SIZE {
             return Err(Error::InvalidInput(format!(
                 "lanes per row must be a power of two up to 32, got {lanes}"
             )));
         }
+        self.half_rows = default_half_rows(mean_row(self.matrix), lanes);
         if lanes == self.lanes_per_row {
             return Ok(self);
         }
@@ -270,6 +301,14 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         self.lanes_per_row = lanes;
         self.replan();
         Ok(self)
+    }
+
+    /// Rows read whole (`false`) or, after a sweep's first half, only the entries they wait
+    /// on (`true`), whatever [`default_half_rows`] says. Either gives the same result, to
+    /// rounding.
+    pub fn with_half_rows(mut self, half_rows: bool) -> Self {
+        self.half_rows = half_rows;
+        self
     }
 
     pub fn lanes_per_row(&self) -> u32 {
@@ -326,23 +365,24 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
 
     /// The GPU101 report's variant (see [`super::cpu::CpuSymgs::sweep_report_variant`]).
     pub fn sweep_report_variant(&mut self, gpu: &Gpu, x: &mut CudaSlice<T>) -> Result<()> {
-        self.run(gpu, None, x)
+        self.run(gpu, None, x, false, 1)
     }
 
-    fn run(&mut self, gpu: &Gpu, r: Option<&CudaSlice<T>>, x: &mut CudaSlice<T>) -> Result<()> {
+    /// `sweeps` symmetric sweeps on A x = r (r None: the report's variant, one sweep), from x
+    /// as given or from zero. Each half hands its rows' waited sums to the next as that half's
+    /// sums over old values, so only the first forward half needs a product with the upper
+    /// triangle, and none from zero.
+    fn run(
+        &mut self,
+        gpu: &Gpu,
+        r: Option<&CudaSlice<T>>,
+        x: &mut CudaSlice<T>,
+        from_zero: bool,
+        sweeps: usize,
+    ) -> Result<()> {
         self.matrix.check_vectors(r, x)?;
-        if self.matrix.rows == 0 {
+        if self.matrix.rows == 0 || sweeps == 0 {
             return Ok(());
-        }
-        if self.epoch > u32::MAX - 2 {
-            // Flags would wrap around: start again from zeroed flags.
-            gpu.memset_zeros(&mut self.done)?;
-            self.epoch = 0;
-        }
-        if self.first_ticket == 0 {
-            gpu.memset_zeros(&mut self.tickets)?;
-        } else {
-            gpu.upload_into(&[self.first_ticket; 2], &mut self.tickets)?;
         }
         let signal = match self.signal {
             Signal::DoneFlags => abi::symgs::DONE_FLAGS,
@@ -350,46 +390,79 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         };
         let m = self.matrix;
         let rows = m.rows as u32;
+        if from_zero && !self.half_rows {
+            gpu.memset_zeros(x)?;
+        }
         let launch =
             persistent_launch(gpu, m.rows, self.warps_per_sm).shared(abi::symgs::SYNC_FREE_SHARED_BYTES);
-        for (k, direction) in [Direction::Forward, Direction::Backward].into_iter().enumerate() {
-            self.epoch += 1;
-            let forward = forward_flag(direction);
-            let mut ticket = self.tickets.slice_mut(k..k + 1);
-            let (order, rhs, old, new): (&SweepOrder<T>, &CudaSlice<T>, &CudaSlice<T>, &mut CudaSlice<T>) =
-                match direction {
+        for sweep in 0..sweeps {
+            if self.epoch > u32::MAX - 2 {
+                // Flags would wrap around: start again from zeroed flags.
+                gpu.memset_zeros(&mut self.done)?;
+                self.epoch = 0;
+            }
+            if self.first_ticket == 0 {
+                gpu.memset_zeros(&mut self.tickets)?;
+            } else {
+                gpu.upload_into(&[self.first_ticket; 2], &mut self.tickets)?;
+            }
+            for (k, direction) in [Direction::Forward, Direction::Backward].into_iter().enumerate() {
+                self.epoch += 1;
+                let forward = direction == Direction::Forward;
+                let first_half = sweep == 0 && forward;
+                // Half rows after the first half, which reads whole rows from x as given and
+                // keeps its waited sums for the next; from zero, half rows throughout.
+                let half_rows = self.half_rows && (from_zero || !first_half);
+                let keep = self.half_rows && (forward || sweep + 1 < sweeps);
+                let rows_read = match (half_rows, keep) {
+                    (true, _) => abi::symgs::HALF_ROWS,
+                    (false, true) => abi::symgs::WHOLE_ROWS_KEEPING,
+                    (false, false) => abi::symgs::WHOLE_ROWS,
+                };
+                let mut ticket = self.tickets.slice_mut(k..k + 1);
+                let (order, rhs, old, new): (
+                    &SweepOrder<T>,
+                    &CudaSlice<T>,
+                    &CudaSlice<T>,
+                    &mut CudaSlice<T>,
+                ) = match direction {
                     Direction::Forward => (&self.forward_order, rhs_of(r, x), x, &mut self.tmp),
                     Direction::Backward => (&self.backward_order, rhs_of(r, &self.tmp), &self.tmp, x),
                 };
-            // SAFETY (both launches): a checked square matrix, `order` a dependency order of
-            // its `rows` rows with their extents and inverse diagonal; flags and vectors of
-            // `rows`.
-            unsafe {
-                if self.signal == Signal::Value {
-                    kernels::mark_unset(gpu, Launch::linear(m.rows, 256), rows, new)?;
+                // SAFETY (both launches): a checked square matrix, `order` a dependency order
+                // of its `rows` rows with their extents (whole, or the entries they wait on)
+                // and their inverse diagonal; flags and vectors of `rows`.
+                unsafe {
+                    if self.signal == Signal::Value {
+                        kernels::mark_unset(gpu, Launch::linear(m.rows, 256), rows, new)?;
+                    }
+                    kernels::sweep(
+                        gpu,
+                        launch,
+                        signal,
+                        rows_read,
+                        self.lanes_per_row,
+                        order.len(),
+                        &order.entries,
+                        order.plan,
+                        forward_flag(direction),
+                        self.epoch,
+                        self.timeout_ns,
+                        self.backoff_ns,
+                        &mut ticket,
+                        &mut self.done,
+                        &mut self.error,
+                        &m.csr.col_idx,
+                        &m.csr.values,
+                        &order.inverse_diagonal,
+                        rhs,
+                        old,
+                        (from_zero && first_half) as u32,
+                        keep as u32,
+                        &mut self.other_sums,
+                        new,
+                    )?;
                 }
-                kernels::sweep(
-                    gpu,
-                    launch,
-                    signal,
-                    self.lanes_per_row,
-                    order.len(),
-                    &order.entries,
-                    order.plan,
-                    forward,
-                    self.epoch,
-                    self.timeout_ns,
-                    self.backoff_ns,
-                    &mut ticket,
-                    &mut self.done,
-                    &mut self.error,
-                    &m.csr.col_idx,
-                    &m.csr.values,
-                    &order.inverse_diagonal,
-                    rhs,
-                    old,
-                    new,
-                )?;
             }
         }
         let stuck = gpu.download(&self.error)?[0];
@@ -412,6 +485,9 @@ impl<T: Scalar> Smoother<T> for SyncFreeSmoother<'_, T> {
         if self.lanes_per_row != self.default_lanes {
             name += &format!("-{}lanes", self.lanes_per_row);
         }
+        if self.half_rows != default_half_rows(mean_row(self.matrix), self.lanes_per_row) {
+            name += if self.half_rows { "-half-rows" } else { "-whole-rows" };
+        }
         if self.warps_per_sm != FULL_WARPS_PER_SM {
             name += &format!("-{}warps-per-sm", self.warps_per_sm);
         }
@@ -431,13 +507,21 @@ impl<T: Scalar> Smoother<T> for SyncFreeSmoother<'_, T> {
     }
 
     fn sweep(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
-        self.run(gpu, Some(r), x)
+        self.run(gpu, Some(r), x, false, 1)
+    }
+
+    fn sweeps(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>, count: usize) -> Result<()> {
+        self.run(gpu, Some(r), x, false, count)
+    }
+
+    fn sweep_from_zero(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
+        self.run(gpu, Some(r), x, true, 1)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::default_lanes_per_row;
+    use super::{default_half_rows, default_lanes_per_row};
 
     #[test]
     fn lanes_follow_row_length_in_wide_levels_only() {
@@ -450,5 +534,17 @@ mod tests {
         assert_eq!(default_lanes_per_row(13.0, 0.9), 16);
         assert_eq!(default_lanes_per_row(27.0, 0.62), 16);
         assert_eq!(default_lanes_per_row(32.0, 0.9), 32);
+    }
+
+    #[test]
+    fn half_rows_where_they_take_a_round_of_loads_off() {
+        // 27 entries: two rounds at 16 lanes, one as halves (13); one round at 32 either way.
+        assert!(default_half_rows(27.0, 16));
+        assert!(!default_half_rows(27.0, 32));
+        // Long rows at a warp (78 -> 38.5: three rounds to two); short rows at 8 lanes.
+        assert!(default_half_rows(78.0, 32));
+        assert!(!default_half_rows(7.0, 8));
+        assert!(default_half_rows(7.0, 4));
+        assert!(!default_half_rows(9.0, 16));
     }
 }

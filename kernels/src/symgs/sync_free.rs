@@ -215,18 +215,31 @@ impl<const SIGNAL: u32> Handover<SIGNAL> {
 }
 
 /// One sweep direction, out of place (see the module `symgs`), `lanes_per_row` lanes per row
-/// (a power of two: a warp holds `32 / lanes_per_row` rows at once). Rows come in the sequence
-/// `order` (a dependency order: the host passes the rows level by level, each level padded
-/// with entries of row `u32::MAX` to whole warp slots, so the rows a warp holds at once share
-/// a level and never wait on each other), each entry four values: the row, its first and its
-/// end nonzero, and padding: one 16-byte load gives a row and its extent, a
-/// round trip to memory fewer than reading `row_ptr` after `order`. `inverse_diagonal` holds
-/// the rows' 1 / a_ii in the same sequence, read in order rather than gathered. They come a
-/// block's worth at a time: a ticket gives each warp of the block one slot of `order`
-/// (`32 / lanes_per_row` rows), or `plan.batch` consecutive slots over the wide levels (see
-/// `abi::symgs::TicketPlan`), so one atomic serves a whole block. The ticket starts at 0 for every
-/// launch. The matrix, the right-hand side and the reciprocals are read once, with
-/// [`load_stream`], so that they leave L2 first and the gathered vector stays.
+/// (a power of two: a warp holds `32 / lanes_per_row` rows at once).
+///
+/// A row reads its entries in one of two forms:
+/// - whole rows (`ROWS` = `WHOLE_ROWS`, or `WHOLE_ROWS_KEEPING` to keep each row's waited sum
+///   for the next half in `other_sums`): the columns this direction has updated (below the
+///   diagonal going forward, above it going backward) are waited on, the others read from
+///   `old`;
+/// - half rows (`ROWS` = `HALF_ROWS`): only the entries it waits on. The rest of its sum, over the
+///   entries whose values stay old for the whole half-sweep, is `other_sums[row]`: the sum
+///   the half before waited on (`keep` stores each row's waited sum there for the next half),
+///   or nothing (`from_zero`: those entries multiply zeros). Where a row is longer than its
+///   lanes, this takes a lane's round of loads off the row's path, and the half reads half
+///   the matrix.
+///
+/// Rows come in the sequence `order` (a dependency order: the host passes the rows level by
+/// level, each level padded with entries of row `u32::MAX` to whole warp slots, so the rows a
+/// warp holds at once share a level and never wait on each other), each entry four values:
+/// the row, its first entry, its diagonal entry and its end: one 16-byte load gives a row and
+/// its extent, a round trip to memory fewer than reading `row_ptr` after `order`.
+/// `inverse_diagonal` holds the rows' 1 / a_ii in the same sequence, read in order rather than
+/// gathered. They come a block's worth at a time: a ticket gives each warp of the block one
+/// slot of `order` (`32 / lanes_per_row` rows), or `plan.batch` consecutive slots over the
+/// wide levels (see `abi::symgs::TicketPlan`), so one atomic serves a whole block. The ticket
+/// starts at 0 for every launch. The matrix, the right-hand side and the reciprocals are read
+/// once, with [`load_stream`], so that they leave L2 first and the gathered vector stays.
 ///
 /// `lanes_per_row` is a launch argument, even where it is 32, because the compiler then lays
 /// the loops out differently, and the sweep is faster (same source otherwise). Fewer lanes
@@ -244,8 +257,12 @@ impl<const SIGNAL: u32> Handover<SIGNAL> {
 /// [`Unset::UNSET`] for every row at the launch ([`mark_unset`]). Launch: any number of blocks
 /// of `abi::symgs::SYNC_FREE_WARPS_PER_BLOCK` warps (a grid that fills the GPU); shared bytes:
 /// `abi::symgs::SYNC_FREE_SHARED_BYTES`.
-#[gpu::kernel(SIGNAL = abi::symgs::DONE_FLAGS | abi::symgs::VALUE, T = f32 | f64)]
-pub unsafe fn sweep<T: Float + Unset, const SIGNAL: u32>(
+#[gpu::kernel(
+    SIGNAL = abi::symgs::DONE_FLAGS | abi::symgs::VALUE,
+    ROWS = abi::symgs::WHOLE_ROWS | abi::symgs::WHOLE_ROWS_KEEPING | abi::symgs::HALF_ROWS,
+    T = f32 | f64
+)]
+pub unsafe fn sweep<T: Float + Unset, const SIGNAL: u32, const ROWS: u32>(
     lanes_per_row: u32,
     order_len: u32,
     order: *const u32,
@@ -262,10 +279,17 @@ pub unsafe fn sweep<T: Float + Unset, const SIGNAL: u32>(
     inverse_diagonal: *const T,
     rhs: *const T,
     old: *const T,
+    from_zero: u32,
+    keep: u32,
+    other_sums: *mut T,
     new: *mut T,
 ) {
     let handover = Handover::<SIGNAL> { done, epoch, waits: Waits { error, timeout_ns, backoff_ns } };
     let forward = forward != 0;
+    let half_rows = ROWS == abi::symgs::HALF_ROWS;
+    // Whole rows keeping their waited sums add the old values' part apart.
+    let apart = ROWS == abi::symgs::WHOLE_ROWS_KEEPING;
+    let keep = apart || (half_rows && keep != 0);
     let rows_per_warp = WARP_SIZE / lanes_per_row;
     let (group, lane) = (lane_id() / lanes_per_row, lane_id() % lanes_per_row);
     let warps = block_dim_x() / WARP_SIZE;
@@ -280,43 +304,89 @@ pub unsafe fn sweep<T: Float + Unset, const SIGNAL: u32>(
         let stop = begin.saturating_add(per_warp).min(warp_slots);
         for slot in begin..stop {
             let k = slot as usize * rows_per_warp as usize + group as usize;
-            // SAFETY (every access): k < order_len; the host lists rows < rows with their
-            // extents (16-byte aligned entries), and their 1 / a_ii in the same order;
-            // j < end <= nnz; columns < rows; flags and vectors hold `rows` values.
-            let [row, start, end, _] =
+            // SAFETY (every access): k < order_len; the host lists rows < rows with extents
+            // within their entries (16-byte aligned entries), and their 1 / a_ii in the same
+            // order; j < end <= nnz; columns < rows; flags and vectors hold `rows` values.
+            let [row, first, diagonal, end] =
                 if k < order_len as usize { unsafe { load_quad(order.add(4 * k)) } } else { [NO_ROW; 4] };
-            let mut sum = T::ZERO;
+            // This lane's sum, and its old values' part where added `apart`.
+            let (mut sum, mut rest) = (T::ZERO, T::ZERO);
             let mut own = (T::ZERO, T::ZERO);
             if row != NO_ROW {
                 let r = row as usize;
-                // The row's own terms before any wait: x_i + (r_i - sum_j a_ij x_j) / a_ii as
-                // (x_i + r_i / a_ii) - sum / a_ii, with the reciprocal from the host: no
-                // division in the kernel (as `relaxed`, to rounding).
-                let (own_rhs, own_old, inverse) = unsafe {
-                    (load_stream(rhs.add(r)), load_nc(old.add(r)), load_stream(inverse_diagonal.add(k)))
+                // The row's own terms before any wait, (r_i - other_i) / a_ii, with the
+                // reciprocal from the host: no division in the kernel. A plain load of
+                // `other_sums`: this lane overwrites it below.
+                let other = if half_rows && from_zero == 0 { unsafe { *other_sums.add(r) } } else { T::ZERO };
+                let (own_rhs, inverse) =
+                    unsafe { (load_stream(rhs.add(r)), load_stream(inverse_diagonal.add(k))) };
+                own = ((own_rhs - other) * inverse, inverse);
+                let (start, stop) = match (half_rows, forward) {
+                    (false, _) => (first, end),
+                    (true, true) => (first, diagonal),
+                    (true, false) => (diagonal + 1, end),
                 };
-                own = (own_rhs.mul_add(inverse, own_old), inverse);
                 let mut j = start + lane;
-                while j < end {
+                while j < stop {
                     let col = unsafe { load_stream(col_idx.add(j as usize)) };
                     let a = unsafe { load_stream(values.add(j as usize)) };
-                    let x = if updated_earlier(forward, row, col) {
+                    let waited = half_rows || updated_earlier(forward, row, col);
+                    let x = if waited {
                         // A row given up on leaves the sum wrong: the host discards the sweep.
                         unsafe { handover.wait(new, col, row) }.unwrap_or(T::ZERO)
+                    } else if col == row {
+                        T::ZERO // the diagonal: the division below stands for it
                     } else {
                         unsafe { load_nc(old.add(col as usize)) }
                     };
-                    sum = a.mul_add(x, sum);
+                    if apart && !waited {
+                        rest = a.mul_add(x, rest);
+                    } else {
+                        sum = a.mul_add(x, sum);
+                    }
                     j += lanes_per_row;
                 }
             }
             // Every lane takes part in the shuffles, with a row or not.
-            let sum = warp::reduce_sum_down(sum, lanes_per_row);
+            let total = warp::reduce_sum_down(if apart { sum + rest } else { sum }, lanes_per_row);
             if lane == 0 && row != NO_ROW {
+                // x_i = (r_i - other_i - sum_{j != i} a_ij x_j) / a_ii.
                 let (own_terms, inverse) = own;
-                unsafe { handover.publish(new, row, (-sum).mul_add(inverse, own_terms)) };
+                unsafe { handover.publish(new, row, (-total).mul_add(inverse, own_terms)) };
+            }
+            if keep {
+                // After the hand-over, off the waiting rows' path.
+                let kept = if apart { warp::reduce_sum_down(sum, lanes_per_row) } else { total };
+                if lane == 0 && row != NO_ROW {
+                    unsafe { *other_sums.add(row as usize) = kept };
+                }
             }
         }
+    }
+}
+
+/// Where each row's diagonal entry lies (`diagonal[row]`, an index into the entries; columns
+/// strictly increase within a row and every row holds its diagonal). Launch: a thread per row.
+#[gpu::kernel]
+pub unsafe fn diagonal_positions(rows: u32, row_ptr: *const u32, col_idx: *const u32, diagonal: *mut u32) {
+    let row = crate::device::thread::index_1d();
+    if row >= rows {
+        return;
+    }
+    // SAFETY: row < rows; row_ptr holds rows + 1 offsets within col_idx; diagonal `rows`.
+    unsafe {
+        // The first entry whose column is not below the row: a binary search of the sorted row.
+        let (mut low, mut high) =
+            (load_nc(row_ptr.add(row as usize)), load_nc(row_ptr.add(row as usize + 1)));
+        while low < high {
+            let mid = low + (high - low) / 2;
+            if load_nc(col_idx.add(mid as usize)) < row {
+                low = mid + 1;
+            } else {
+                high = mid;
+            }
+        }
+        *diagonal.add(row as usize) = low;
     }
 }
 
