@@ -192,21 +192,23 @@ fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &C
         }
     }
     // The sync-free smoother: done flags (as specified) or the value as the signal, with
-    // 64 warps per SM (full) or fewer in flight, and rows of 32 lanes or fewer (several rows of
-    // a level per warp).
+    // 64 warps per SM (full) or fewer in flight, rows of 32 lanes or fewer (several rows of a
+    // level per warp), whole rows or half rows.
     if selected("sync-free") {
         // (signal, warps per SM, lanes per row (None: the default), slots per warp and ticket
-        // over wide levels)
-        for (signal, warps_per_sm, lanes, batch) in [
-            (Signal::DoneFlags, 64, None, 2),
-            (Signal::Value, 64, Some(32), 2),
-            (Signal::Value, 64, Some(16), 2),
-            (Signal::Value, 64, Some(8), 2),
-            (Signal::Value, 64, Some(4), 2),
-            (Signal::Value, 64, None, 1),
-            (Signal::Value, 64, None, 4),
-            (Signal::Value, 64, None, 8),
-            (Signal::Value, 16, None, 2),
+        // over wide levels, half rows (None: the default))
+        for (signal, warps_per_sm, lanes, batch, half_rows) in [
+            (Signal::DoneFlags, 64, None, 2, None),
+            (Signal::Value, 64, Some(32), 2, None),
+            (Signal::Value, 64, Some(16), 2, None),
+            (Signal::Value, 64, Some(8), 2, None),
+            (Signal::Value, 64, Some(4), 2, None),
+            (Signal::Value, 64, None, 1, None),
+            (Signal::Value, 64, None, 4, None),
+            (Signal::Value, 64, None, 8, None),
+            (Signal::Value, 16, None, 2, None),
+            (Signal::Value, 64, None, 2, Some(false)),
+            (Signal::Value, 64, None, 2, Some(true)),
         ] {
             let in_flight = gpu.props().sm_count as usize * warps_per_sm as usize;
             let mut smoother =
@@ -218,11 +220,18 @@ fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &C
             if batch != 2 {
                 smoother = smoother.with_batches(in_flight, batch);
             }
+            if let Some(half_rows) = half_rows {
+                if half_rows == smoother.half_rows() {
+                    continue; // the default, timed above
+                }
+                smoother = smoother.with_half_rows(half_rows);
+            }
             let lanes = smoother.lanes_per_row();
             let notes = format!(
-                "signal={signal:?}, {warps_per_sm} warps per SM, {lanes} lanes per row{}, rows in level order, \
-                 {batch} slots per warp over wide levels",
-                if lanes == default_lanes { " (the default)" } else { "" }
+                "signal={signal:?}, {warps_per_sm} warps per SM, {lanes} lanes per row{}, {} rows, rows in level \
+                 order, {batch} slots per warp over wide levels",
+                if lanes == default_lanes { " (the default)" } else { "" },
+                if smoother.half_rows() { "half" } else { "whole" },
             );
             smoothers.push((Box::new(smoother), notes));
         }

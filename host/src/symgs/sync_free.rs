@@ -315,6 +315,11 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         self.lanes_per_row
     }
 
+    /// Whether rows read only the entries they wait on (see [`Self::with_half_rows`]).
+    pub fn half_rows(&self) -> bool {
+        self.half_rows
+    }
+
     pub fn timeout_ns(&self) -> u64 {
         self.timeout_ns
     }
