@@ -10,7 +10,14 @@
 //! The rows are handed out level by level (the order of the level analysis), not in row
 //! order: in row order the rows in flight (a few thousand consecutive ones) hold the stencil's
 //! chains of neighbours along x, and the sweep crawls; in level order the rows in flight are
-//! whole levels of independent rows. PERF.md has the figures behind these choices.
+//! whole levels of independent rows.
+//!
+//! Where a row is longer than its lanes, rows are read in halves ([`default_half_rows`]): a
+//! sweep's first half reads whole rows and keeps each row's sum over the entries it waited on;
+//! the next half reads only the entries it waits on and takes the rest of its sum from what
+//! was kept, so a lane makes one round of loads fewer and the half reads half the matrix.
+//! Sweeps in one call and sweeps from zero read half rows throughout. PERF.md has the figures
+//! behind these choices.
 
 use super::levels::{DeviceLevels, levels_gpu};
 use super::{Direction, Smoother, SymgsMatrix, forward_flag, rhs_of};
@@ -79,11 +86,10 @@ pub fn default_lanes_per_row(mean: f64, wide_fraction: f64) -> u32 {
     }
 }
 
-/// Whether rows read only the entries they wait on (half rows: a product with the upper
-/// triangle before the sweep, then each half's waited sums, stand for the rest) rather than
-/// whole rows: where that takes a round of loads off a lane at `lanes` lanes a row, for rows
-/// of `mean` entries. Where it does not (a row fits its lanes either way), whole rows were
-/// faster on thin levels (PERF.md).
+/// Whether rows read only the entries they wait on after a sweep's first half (half rows: the
+/// half before kept the rest of their sums) rather than whole rows: where that takes a round
+/// of loads off a lane at `lanes` lanes a row, for rows of `mean` entries. Where it does not
+/// (a row fits its lanes either way), whole rows were faster (PERF.md).
 pub fn default_half_rows(mean: f64, lanes: u32) -> bool {
     let rounds = |entries: f64| (entries / lanes as f64).ceil();
     rounds(mean) > rounds((mean - 1.0).max(0.0) / 2.0)
@@ -374,9 +380,9 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
     }
 
     /// `sweeps` symmetric sweeps on A x = r (r None: the report's variant, one sweep), from x
-    /// as given or from zero. Each half hands its rows' waited sums to the next as that half's
-    /// sums over old values, so only the first forward half needs a product with the upper
-    /// triangle, and none from zero.
+    /// as given or from zero. With half rows, each half keeps its rows' waited sums for the
+    /// next, which reads only the entries it waits on; only a first forward half from x as
+    /// given reads whole rows.
     fn run(
         &mut self,
         gpu: &Gpu,
