@@ -28,6 +28,27 @@ pub(crate) fn updated_earlier(forward: bool, row: u32, col: u32) -> bool {
     if forward { col < row } else { col > row }
 }
 
+/// The first entry of row `row` (of a matrix whose rows are sorted by column) whose column is
+/// not below `col`: a binary search; the row's end where none is.
+///
+/// # Safety
+/// `row` < rows; `row_ptr` holds rows + 1 offsets within `col_idx`.
+#[inline(always)]
+pub(crate) unsafe fn first_column_from(row_ptr: *const u32, col_idx: *const u32, row: u32, col: u32) -> u32 {
+    // SAFETY (every access): the caller's row; low <= mid < high <= the row's end.
+    let (mut low, mut high) =
+        unsafe { (load_nc(row_ptr.add(row as usize)), load_nc(row_ptr.add(row as usize + 1))) };
+    while low < high {
+        let mid = low + (high - low) / 2;
+        if unsafe { load_nc(col_idx.add(mid as usize)) } < col {
+            low = mid + 1;
+        } else {
+            high = mid;
+        }
+    }
+    low
+}
+
 /// The row's new value from its whole dot product `sum` (diagonal term included, with the
 /// row's old value): `(rhs - sum + a_ii old) / a_ii`, as HPCG writes it.
 #[inline(always)]

@@ -15,6 +15,8 @@ use crate::device::thread::{
 };
 use crate::device::{Float, atomic, shared, warp};
 
+use super::first_column_from;
+
 /// Bit 63 of a row's coloring state: not colored yet, its degree in the low 32 bits. A colored
 /// row's state is `round << 32 | color`, the round in which it took its color.
 const UNCOLORED: u64 = 1 << 63;
@@ -505,17 +507,8 @@ pub unsafe fn pattern_unsymmetric(
                 continue;
             }
             let found = j < rows && {
-                let (mut lo, mut hi) =
-                    (load_nc(row_ptr.add(j as usize)), load_nc(row_ptr.add(j as usize + 1)));
-                while lo < hi {
-                    let mid = lo + (hi - lo) / 2;
-                    if load_nc(col_idx.add(mid as usize)) < i {
-                        lo = mid + 1;
-                    } else {
-                        hi = mid;
-                    }
-                }
-                lo < load_nc(row_ptr.add(j as usize + 1)) && load_nc(col_idx.add(lo as usize)) == i
+                let at = first_column_from(row_ptr, col_idx, j, i);
+                at < load_nc(row_ptr.add(j as usize + 1)) && load_nc(col_idx.add(at as usize)) == i
             };
             if !found {
                 *unsymmetric = 1;

@@ -33,7 +33,7 @@ use crate::device::thread::{
 };
 use crate::device::{Float, warp};
 
-use super::updated_earlier;
+use super::{first_column_from, updated_earlier};
 
 /// Polls of a wait between two looks at `error` and the clock.
 const POLLS_PER_CHECK: u32 = 64;
@@ -374,20 +374,7 @@ pub unsafe fn diagonal_positions(rows: u32, row_ptr: *const u32, col_idx: *const
         return;
     }
     // SAFETY: row < rows; row_ptr holds rows + 1 offsets within col_idx; diagonal `rows`.
-    unsafe {
-        // The first entry whose column is not below the row: a binary search of the sorted row.
-        let (mut low, mut high) =
-            (load_nc(row_ptr.add(row as usize)), load_nc(row_ptr.add(row as usize + 1)));
-        while low < high {
-            let mid = low + (high - low) / 2;
-            if load_nc(col_idx.add(mid as usize)) < row {
-                low = mid + 1;
-            } else {
-                high = mid;
-            }
-        }
-        *diagonal.add(row as usize) = low;
-    }
+    unsafe { *diagonal.add(row as usize) = first_column_from(row_ptr, col_idx, row, row) };
 }
 
 /// An `order` slot past its end.
