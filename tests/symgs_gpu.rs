@@ -78,6 +78,14 @@ fn exact_order_smoothers<'a, T: Scalar>(
     let levels_from_host = LevelSmoother::with_levels(gpu, m, forward, backward).unwrap();
     let (forward, backward) = host_levels();
     let sync_free_from_host = SyncFreeSmoother::with_levels(gpu, m, forward, backward).unwrap();
+    // The value-signalled sweep at `lanes` lanes a row.
+    let values_at = |lanes| {
+        SyncFreeSmoother::new(gpu, m)
+            .unwrap()
+            .with_signal(Signal::Value)
+            .with_lanes_per_row(gpu, lanes)
+            .unwrap()
+    };
     let mut smoothers: Vec<Box<dyn Smoother<T> + 'a>> = vec![
         Box::new(ReadyDoneSmoother::new(gpu, m).unwrap()),
         Box::new(LevelSmoother::new(gpu, m).unwrap()),
@@ -95,48 +103,15 @@ fn exact_order_smoothers<'a, T: Scalar>(
         // Several rows of a level per warp at once, with and without batches.
         Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_lanes_per_row(gpu, 32).unwrap()),
         Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_lanes_per_row(gpu, 8).unwrap()),
+        Box::new(values_at(16)),
+        Box::new(values_at(4).with_batches(4, 2)),
+        Box::new(values_at(1)),
         // Whole rows and half rows (the entries a row waits on, the rest from the sums before),
         // both signals, whatever the default for the matrix.
         Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_half_rows(true)),
         Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_half_rows(false)),
-        Box::new(
-            SyncFreeSmoother::new(gpu, m)
-                .unwrap()
-                .with_signal(Signal::Value)
-                .with_lanes_per_row(gpu, 32)
-                .unwrap()
-                .with_half_rows(true),
-        ),
-        Box::new(
-            SyncFreeSmoother::new(gpu, m)
-                .unwrap()
-                .with_signal(Signal::Value)
-                .with_lanes_per_row(gpu, 4)
-                .unwrap()
-                .with_half_rows(false),
-        ),
-        Box::new(
-            SyncFreeSmoother::new(gpu, m)
-                .unwrap()
-                .with_signal(Signal::Value)
-                .with_lanes_per_row(gpu, 16)
-                .unwrap(),
-        ),
-        Box::new(
-            SyncFreeSmoother::new(gpu, m)
-                .unwrap()
-                .with_signal(Signal::Value)
-                .with_lanes_per_row(gpu, 4)
-                .unwrap()
-                .with_batches(4, 2),
-        ),
-        Box::new(
-            SyncFreeSmoother::new(gpu, m)
-                .unwrap()
-                .with_signal(Signal::Value)
-                .with_lanes_per_row(gpu, 1)
-                .unwrap(),
-        ),
+        Box::new(values_at(32).with_half_rows(true)),
+        Box::new(values_at(4).with_half_rows(false)),
         Box::new(CusparseSymgs::new(gpu, lib, m, a).unwrap()),
     ];
     // Level copies refuse matrices of too many levels and unsymmetric patterns, with an error
