@@ -195,30 +195,24 @@ fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &C
     // 64 warps per SM (full) or fewer in flight, rows of 32 lanes or fewer (several rows of a
     // level per warp), whole rows or half rows.
     if selected("sync-free") {
-        // (signal, warps per SM, lanes per row (None: the default), slots per warp and ticket
-        // over wide levels, half rows (None: the default))
-        for (signal, warps_per_sm, lanes, batch, half_rows) in [
-            (Signal::DoneFlags, 64, None, 2, None),
-            (Signal::Value, 64, Some(32), 2, None),
-            (Signal::Value, 64, Some(16), 2, None),
-            (Signal::Value, 64, Some(8), 2, None),
-            (Signal::Value, 64, Some(4), 2, None),
-            (Signal::Value, 64, None, 1, None),
-            (Signal::Value, 64, None, 4, None),
-            (Signal::Value, 64, None, 8, None),
-            (Signal::Value, 16, None, 2, None),
-            (Signal::Value, 64, None, 2, Some(false)),
-            (Signal::Value, 64, None, 2, Some(true)),
+        // (signal, warps per SM, lanes per row (None: the default), half rows (None: the
+        // default))
+        for (signal, warps_per_sm, lanes, half_rows) in [
+            (Signal::DoneFlags, 64, None, None),
+            (Signal::Value, 64, Some(32), None),
+            (Signal::Value, 64, Some(16), None),
+            (Signal::Value, 64, Some(8), None),
+            (Signal::Value, 64, Some(4), None),
+            (Signal::Value, 48, None, None),
+            (Signal::Value, 16, None, None),
+            (Signal::Value, 64, None, Some(false)),
+            (Signal::Value, 64, None, Some(true)),
         ] {
-            let in_flight = gpu.props().sm_count as usize * warps_per_sm as usize;
             let mut smoother =
                 SyncFreeSmoother::new(gpu, &m).unwrap().with_signal(signal).with_warps_per_sm(warps_per_sm);
             let default_lanes = smoother.lanes_per_row();
             if let Some(lanes) = lanes {
                 smoother = smoother.with_lanes_per_row(gpu, lanes).unwrap();
-            }
-            if batch != 2 {
-                smoother = smoother.with_batches(in_flight, batch);
             }
             if let Some(half_rows) = half_rows {
                 if half_rows == smoother.half_rows() {
@@ -229,7 +223,7 @@ fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &C
             let lanes = smoother.lanes_per_row();
             let notes = format!(
                 "signal={signal:?}, {warps_per_sm} warps per SM, {lanes} lanes per row{}, {} rows, rows in level \
-                 order, {batch} slots per warp over wide levels",
+                 order",
                 if lanes == default_lanes { " (the default)" } else { "" },
                 if smoother.half_rows() { "half" } else { "whole" },
             );

@@ -96,15 +96,11 @@ fn exact_order_smoothers<'a, T: Scalar>(
         Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_backoff_ns(100).with_warps_per_sm(16)),
         Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_signal(Signal::Value)),
         Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_signal(Signal::Value).with_warps_per_sm(8)),
-        // Batches of rows per warp at every level (where rows of a batch wait on each other),
-        // and over the levels of at least 16 rows.
-        Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_signal(Signal::Value).with_batches(1, 3)),
-        Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_batches(16, 2)),
-        // Several rows of a level per warp at once, with and without batches.
+        // Several rows of a level per warp at once, and few warps (many slots each).
         Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_lanes_per_row(gpu, 32).unwrap()),
         Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_lanes_per_row(gpu, 8).unwrap()),
         Box::new(values_at(16)),
-        Box::new(values_at(4).with_batches(4, 2)),
+        Box::new(values_at(4).with_warps_per_sm(4)),
         Box::new(values_at(1)),
         // Whole rows and half rows (the entries a row waits on, the rest from the sums before),
         // both signals, whatever the default for the matrix.
@@ -684,16 +680,16 @@ fn symgs_a_stuck_sync_free_wait_is_an_error_not_a_hang() {
     for signal in [Signal::DoneFlags, Signal::Value] {
         let mut smoother = SyncFreeSmoother::new(&gpu, &m).unwrap().with_signal(signal);
         smoother.set_timeout_ns(50_000_000);
-        // The first ticket (the first rows of the order) is never handed out: the rows that
+        // The first warp slot (the first rows of the order) is never computed: the rows that
         // depend on them wait in vain.
-        smoother.start_tickets_at(1);
+        smoother.start_at_slot(1);
         let mut x = gpu.upload(&x0).unwrap();
         let started = std::time::Instant::now();
         let err = smoother.sweep(&gpu, &r, &mut x).unwrap_err();
         assert!(err.to_string().contains("waited more than 0.050 s"), "{signal:?}: {err}");
         assert!(started.elapsed().as_secs_f64() < 10.0, "{signal:?}: the error took {:?}", started.elapsed());
         // The smoother recovers: a normal sweep afterwards is right.
-        smoother.start_tickets_at(0);
+        smoother.start_at_slot(0);
         let mut x = gpu.upload(&x0).unwrap();
         smoother.sweep(&gpu, &r, &mut x).unwrap();
         let what = format!("sync-free {signal:?} after a timeout");

@@ -38,6 +38,8 @@ pub struct Launch {
     /// Ask for the SM's largest shared-memory carveout even where the launch needs 48 KiB or
     /// less (above that it always does): see [`Launch::beside_large_shared`].
     pub large_carveout: bool,
+    /// Every block resident at once: see [`Launch::all_resident`].
+    pub all_resident: bool,
 }
 
 impl Launch {
@@ -49,6 +51,7 @@ impl Launch {
             block: (block, 1, 1),
             shared_bytes: 0,
             large_carveout: false,
+            all_resident: false,
         }
     }
 
@@ -64,6 +67,7 @@ impl Launch {
             block: (block.0, block.1, 1),
             shared_bytes: 0,
             large_carveout: false,
+            all_resident: false,
         }
     }
 
@@ -78,6 +82,15 @@ impl Launch {
     /// the SM drains (PERF.md), so such a kernel takes the same largest carveout.
     pub fn beside_large_shared(self) -> Launch {
         Launch { large_carveout: true, ..self }
+    }
+
+    /// The same launch with every block resident at once, for a kernel whose blocks wait on
+    /// each other's work: the grid (one-dimensional, each block's share taken by a
+    /// grid-stride loop) is capped at the blocks the GPU holds together at this kernel's
+    /// occupancy, and launched cooperatively, which the driver refuses rather than run with
+    /// a block waiting for room.
+    pub fn all_resident(self) -> Launch {
+        Launch { all_resident: true, ..self }
     }
 
     /// Checks the shape against the device's limits, raising the kernel's shared-memory limit
@@ -121,6 +134,24 @@ impl Launch {
                 )
                 .map_err(|e| fail(format!("setting the shared-memory carveout: {e}")))?;
         }
-        Ok(LaunchConfig { grid_dim: self.grid, block_dim: self.block, shared_mem_bytes: self.shared_bytes })
+        let mut grid = self.grid;
+        if self.all_resident {
+            let per_sm = kernel
+                .function
+                .occupancy_max_active_blocks_per_multiprocessor(
+                    threads as u32,
+                    self.shared_bytes as usize,
+                    None,
+                )
+                .map_err(|e| fail(format!("occupancy query: {e}")))?;
+            if per_sm == 0 || gy * gz != 1 {
+                return Err(fail(format!(
+                    "{per_sm} blocks of {threads} threads fit an SM, grid {:?}: no one-dimensional grid can be resident at once",
+                    self.grid
+                )));
+            }
+            grid.0 = gx.min(per_sm.saturating_mul(props.sm_count));
+        }
+        Ok(LaunchConfig { grid_dim: grid, block_dim: self.block, shared_mem_bytes: self.shared_bytes })
     }
 }

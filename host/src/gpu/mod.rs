@@ -340,9 +340,12 @@ impl<'a> Queue<'a> {
         args(&mut builder);
         *self.gpu.last_kernel.lock().unwrap() = kernel.name;
         // SAFETY: the caller's contract above.
-        unsafe { builder.launch(config) }
-            .map(drop)
-            .map_err(|source| Error::Launch { kernel: kernel.name.to_string(), source })
+        let launched = if launch.all_resident {
+            unsafe { builder.launch_cooperative(config) }
+        } else {
+            unsafe { builder.launch(config) }
+        };
+        launched.map(drop).map_err(|source| Error::Launch { kernel: kernel.name.to_string(), source })
     }
 }
 

@@ -1,7 +1,8 @@
-//! The sync-free smoother: one launch per sweep direction. Blocks take rows from an atomic
-//! ticket, a warp slot each (a row, or in wide levels 2 rows of 16 lanes, or 4 of 8 lanes on
-//! short rows; two slots a warp in wide levels), and wait on the rows they depend on, so a
-//! sweep costs the longest dependency chain instead of a launch per level. A finished row
+//! The sync-free smoother: one launch per sweep direction, its blocks all resident at once.
+//! Each warp takes every W-th warp slot of the row order (W warps in the grid; a slot is a
+//! row, or in wide levels 2 rows of 16 lanes, or 4 of 8 lanes on short rows) and waits on the
+//! rows they depend on, so a sweep costs the longest dependency chain instead of a launch per
+//! level. A finished row
 //! signals through a done flag (release store; waiters poll, then acquire), as specified, or
 //! through its value itself ([`Signal::Value`]: one load per hand-over, no fence). Waits are
 //! bounded: one that lasts [`SyncFreeSmoother::timeout_ns`] makes the sweep an error, never a
@@ -25,7 +26,7 @@ use crate::Scalar;
 use crate::error::{Error, Result};
 use crate::gpu::{CudaSlice, Gpu, Launch};
 use crate::kernels::symgs::sync_free as kernels;
-use abi::symgs::{SYNC_FREE_WARPS_PER_BLOCK as WARPS_PER_BLOCK, TicketPlan};
+use abi::symgs::SYNC_FREE_WARPS_PER_BLOCK as WARPS_PER_BLOCK;
 
 /// How long one wait may last before the sweep is abandoned: far beyond any valid wait (a
 /// warp waits at most for the rows that the other running warps hold, microseconds each).
@@ -61,10 +62,6 @@ pub(crate) fn timeout_error(what: &'static str, row: u32, timeout_ns: u64) -> Er
         ),
     }
 }
-
-/// Rows per warp in a block ticket over the wide levels (see [`TicketPlan`]): 2 was the
-/// fastest batch of those measured (PERF.md).
-const WIDE_BATCH: u32 = 2;
 
 /// Lanes in a warp.
 const WARP_SIZE: u32 = 32;
@@ -120,10 +117,6 @@ struct SweepOrder<T> {
     /// The rows' 1 / a_ii in the same order (0 for padding): read in sequence rather than
     /// gathered (one scattered load fewer per row), and no division in the kernel.
     inverse_diagonal: CudaSlice<T>,
-    /// Where each level starts, in warp slots, and the end.
-    slot_offsets: Vec<u32>,
-    /// Which tickets hand out batches (set by [`SyncFreeSmoother::replan`]).
-    plan: TicketPlan,
 }
 
 impl<T: Scalar> SweepOrder<T> {
@@ -141,7 +134,6 @@ impl<T: Scalar> SweepOrder<T> {
         let level_rows = gpu.download(&levels.rows)?;
         let mut entries = Vec::with_capacity(4 * rows);
         let mut inverse = Vec::with_capacity(rows);
-        let mut slot_offsets = vec![0u32];
         for level in levels.offsets.windows(2) {
             for &row in &level_rows[level[0] as usize..level[1] as usize] {
                 let r = row as usize;
@@ -157,14 +149,8 @@ impl<T: Scalar> SweepOrder<T> {
                 entries.extend(PADDING);
                 inverse.push(T::ZERO);
             }
-            slot_offsets.push((inverse.len() / rows_per_slot) as u32);
         }
-        Ok(SweepOrder {
-            entries: gpu.upload(&entries)?,
-            inverse_diagonal: gpu.upload(&inverse)?,
-            slot_offsets,
-            plan: TicketPlan::NONE,
-        })
+        Ok(SweepOrder { entries: gpu.upload(&entries)?, inverse_diagonal: gpu.upload(&inverse)? })
     }
 
     /// Entries in the order, padding included.
@@ -191,8 +177,6 @@ pub struct SyncFreeSmoother<'a, T> {
     other_sums: CudaSlice<T>,
     /// The half-sweep that finished each row (so the flags are never cleared).
     done: CudaSlice<u32>,
-    /// One ticket counter per direction, zeroed before each sweep.
-    tickets: CudaSlice<u32>,
     /// 0, or 1 + the first row whose wait timed out.
     error: CudaSlice<u32>,
     /// The number of the last half-sweep run.
@@ -201,10 +185,8 @@ pub struct SyncFreeSmoother<'a, T> {
     warps_per_sm: u32,
     timeout_ns: u64,
     backoff_ns: u32,
-    /// Batches: levels of at least this many rows, rows per warp; None: the default.
-    batches: Option<(usize, u32)>,
-    sm_count: u32,
-    first_ticket: u32,
+    /// The first warp slot computed: 0 but in the test of stuck waits.
+    first_slot: u32,
 }
 
 impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
@@ -230,7 +212,7 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         let half_rows = default_half_rows(mean_row(matrix), lanes_per_row);
         let (forward_order, backward_order) =
             Self::orders(gpu, matrix, [&forward, &backward], lanes_per_row)?;
-        let mut smoother = SyncFreeSmoother {
+        Ok(SyncFreeSmoother {
             matrix,
             levels: [forward, backward],
             lanes_per_row,
@@ -241,19 +223,14 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
             tmp: gpu.zeros(matrix.rows)?,
             other_sums: gpu.zeros(matrix.rows)?,
             done: gpu.zeros(matrix.rows)?,
-            tickets: gpu.zeros(2)?,
             error: gpu.zeros(1)?,
             epoch: 0,
             signal: Signal::DoneFlags,
             warps_per_sm: FULL_WARPS_PER_SM,
             timeout_ns: DEFAULT_TIMEOUT_NS,
             backoff_ns: 0,
-            batches: None,
-            sm_count: gpu.props().sm_count,
-            first_ticket: 0,
-        };
-        smoother.replan();
-        Ok(smoother)
+            first_slot: 0,
+        })
     }
 
     /// Both directions' orders at `lanes_per_row` lanes per row.
@@ -278,15 +255,6 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         ))
     }
 
-    /// Sets each direction's ticket plan from the batch setting and the warps in flight.
-    fn replan(&mut self) {
-        let in_flight = (self.sm_count * self.warps_per_sm) as usize;
-        let (wide_slots, batch) = self.batches.unwrap_or((in_flight, WIDE_BATCH));
-        for order in [&mut self.forward_order, &mut self.backward_order] {
-            order.plan = TicketPlan::new(&order.slot_offsets, wide_slots, batch);
-        }
-    }
-
     /// Gives each row `lanes` lanes (a power of two, 1..=32; default from the row lengths and
     /// levels, [`default_lanes_per_row`]): a warp then holds `32 / lanes` rows of one level at
     /// once. Rows are then whole or halves as [`default_half_rows`] says at that width. Any
@@ -305,7 +273,6 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         (self.forward_order, self.backward_order) =
             Self::orders(gpu, self.matrix, [forward, backward], lanes)?;
         self.lanes_per_row = lanes;
-        self.replan();
         Ok(self)
     }
 
@@ -342,36 +309,27 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         self
     }
 
-    /// Hands each warp `batch` consecutive slots per ticket over the longest run of levels of
-    /// at least `wide_slots` warp slots (default: 2 slots, levels at least as wide as the
-    /// warps in flight); `batch` 1 turns batches off. Any setting gives the same result.
-    pub fn with_batches(mut self, wide_slots: usize, batch: u32) -> Self {
-        self.batches = Some((wide_slots, batch.max(1)));
-        self.replan();
-        self
-    }
-
     /// Signals finished rows by `signal` (default: done flags).
     pub fn with_signal(mut self, signal: Signal) -> Self {
         self.signal = signal;
         self
     }
 
-    /// Runs `warps` warps per SM (rounded down to a multiple of 4, 4..=64, default 64): fewer
-    /// warps in flight, fewer polls competing with the rows being computed.
+    /// Runs `warps` warps per SM (rounded down to a multiple of 4, 4..=64, default 64, and at
+    /// most what the kernel's registers let an SM hold): fewer warps in flight, fewer polls
+    /// competing with the rows being computed.
     pub fn with_warps_per_sm(mut self, warps: u32) -> Self {
         self.warps_per_sm =
             (warps / WARPS_PER_BLOCK * WARPS_PER_BLOCK).clamp(WARPS_PER_BLOCK, FULL_WARPS_PER_SM);
-        self.replan();
         self
     }
 
-    /// Test hook: hands out tickets from `first` instead of 0, so that the first rows of the
-    /// order (a ticket's slots) are never computed and the rows depending on them must time out
-    /// (how the tests check that a stuck wait ends in an error, not a hang).
+    /// Test hook: starts the warps at warp slot `first` instead of 0, so that the first rows of
+    /// the order are never computed and the rows depending on them must time out (how the
+    /// tests check that a stuck wait ends in an error, not a hang).
     #[doc(hidden)]
-    pub fn start_tickets_at(&mut self, first: u32) {
-        self.first_ticket = first;
+    pub fn start_at_slot(&mut self, first: u32) {
+        self.first_slot = first;
     }
 
     /// The GPU101 report's variant (see [`super::cpu::CpuSymgs::sweep_report_variant`]).
@@ -404,20 +362,15 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         if from_zero && !self.half_rows {
             gpu.memset_zeros(x)?;
         }
-        let launch =
-            persistent_launch(gpu, m.rows, self.warps_per_sm).shared(abi::symgs::SYNC_FREE_SHARED_BYTES);
+        // All resident: a warp waits on rows that other warps take by their place in the grid.
+        let launch = persistent_launch(gpu, m.rows, self.warps_per_sm).all_resident();
         for sweep in 0..sweeps {
             if self.epoch > u32::MAX - 2 {
                 // Flags would wrap around: start again from zeroed flags.
                 gpu.memset_zeros(&mut self.done)?;
                 self.epoch = 0;
             }
-            if self.first_ticket == 0 {
-                gpu.memset_zeros(&mut self.tickets)?;
-            } else {
-                gpu.upload_into(&[self.first_ticket; 2], &mut self.tickets)?;
-            }
-            for (k, direction) in [Direction::Forward, Direction::Backward].into_iter().enumerate() {
+            for direction in [Direction::Forward, Direction::Backward] {
                 self.epoch += 1;
                 let forward = direction == Direction::Forward;
                 let first_half = sweep == 0 && forward;
@@ -430,7 +383,6 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
                     (false, true) => abi::symgs::WHOLE_ROWS_KEEPING,
                     (false, false) => abi::symgs::WHOLE_ROWS,
                 };
-                let mut ticket = self.tickets.slice_mut(k..k + 1);
                 let (order, rhs, old, new): (
                     &SweepOrder<T>,
                     &CudaSlice<T>,
@@ -455,12 +407,11 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
                         self.lanes_per_row,
                         order.len(),
                         &order.entries,
-                        order.plan,
+                        self.first_slot,
                         forward_flag(direction),
                         self.epoch,
                         self.timeout_ns,
                         self.backoff_ns,
-                        &mut ticket,
                         &mut self.done,
                         &mut self.error,
                         &m.csr.col_idx,
@@ -504,11 +455,6 @@ impl<T: Scalar> Smoother<T> for SyncFreeSmoother<'_, T> {
         }
         if self.backoff_ns != 0 {
             name += &format!("-backoff{}ns", self.backoff_ns);
-        }
-        match self.batches {
-            Some((_, 1)) => name += "-row-per-warp",
-            Some((wide_slots, batch)) => name += &format!("-batch{batch}-from{wide_slots}slots"),
-            None => {}
         }
         name
     }

@@ -13,9 +13,10 @@
 //! Polls and the value's store are relaxed at GPU scope (`ld/st.relaxed.gpu`), not volatile
 //! (system scope), which is faster.
 //!
-//! No deadlock, whatever the scheduling: rows are handed out through an atomic ticket in an
-//! order where every row comes after the rows it depends on, so a row only ever waits on rows
-//! that running warps already hold; by induction every wait ends. A wait that still lasts
+//! No deadlock: rows are taken in an order where every row comes after the rows it depends
+//! on, by warps that are all running (the sweep's blocks are all resident; the level
+//! analysis hands rows out through an atomic ticket), so a row only ever waits on rows that
+//! running warps already hold; by induction every wait ends. A wait that still lasts
 //! `timeout_ns` (a broken input or a bug, never a valid run) stores `row + 1` in `error` and
 //! gives up; every other wait then gives up too, the kernel ends, and the host reports the
 //! error instead of hanging.
@@ -27,10 +28,7 @@ use crate::device::memory::{
     Relaxed, load_acquire, load_nc, load_quad, load_relaxed, load_stream, load_volatile, store_relaxed,
     store_release,
 };
-use crate::device::shared;
-use crate::device::thread::{
-    WARP_SIZE, block_dim_x, global_timer_ns, lane_id, nanosleep, sync_threads, thread_idx_x, warp_id,
-};
+use crate::device::thread::{WARP_SIZE, global_timer_ns, grid_size_1d, lane_id, nanosleep, warp_index_1d};
 use crate::device::{Float, warp};
 
 use super::{first_column_from, updated_earlier};
@@ -138,24 +136,6 @@ unsafe fn next_row(ticket: *mut u32, rows: u32, forward: bool) -> Option<u32> {
     Some(if forward { t } else { rows - 1 - t })
 }
 
-/// The next ticket of this block: thread 0 takes it, every thread of the block gets it.
-/// Every thread of the block calls this together.
-///
-/// # Safety
-/// `ticket` is a valid device pointer; 4 bytes of dynamic shared memory.
-#[inline(always)]
-unsafe fn next_block_ticket(ticket: *mut u32) -> u32 {
-    let slot = shared::dynamic::<u32>();
-    if thread_idx_x() == 0 {
-        // SAFETY: the caller's pointer; index 0 of the shared memory the host allocates.
-        unsafe { slot.set(0, atomic::add(ticket, 1u32)) };
-    }
-    sync_threads();
-    let t = unsafe { slot.get(0) };
-    sync_threads(); // every thread has read it before thread 0 takes the next one
-    t
-}
-
 /// What every wait of a sweep shares: where a timed-out wait reports (`row + 1` in `error`),
 /// how long a wait may last, and the pause between polls (0: spin).
 #[derive(Clone, Copy)]
@@ -235,11 +215,11 @@ impl<const SIGNAL: u32> Handover<SIGNAL> {
 /// the row, its first entry, its diagonal entry and its end: one 16-byte load gives a row and
 /// its extent, a round trip to memory fewer than reading `row_ptr` after `order`.
 /// `inverse_diagonal` holds the rows' 1 / a_ii in the same sequence, read in order rather than
-/// gathered. They come a block's worth at a time: a ticket gives each warp of the block one
-/// slot of `order` (`32 / lanes_per_row` rows), or `plan.batch` consecutive slots over the
-/// wide levels (see `abi::symgs::TicketPlan`), so one atomic serves a whole block. The ticket
-/// starts at 0 for every launch. The matrix, the right-hand side and the reciprocals are read
-/// once, with [`load_stream`], so that they leave L2 first and the gathered vector stays.
+/// gathered. Warp `w` of the grid's `W` takes the warp slots `first_slot + w`, `+ W`, `+ 2W`,
+/// ... of `order` (a slot is `32 / lanes_per_row` rows; `first_slot` is 0 but for a test of
+/// stuck waits): a warp knows its rows without an atomic ticket or a block barrier. The
+/// matrix, the right-hand side and the reciprocals are read once, with [`load_stream`], so
+/// that they leave L2 first and the gathered vector stays.
 ///
 /// `lanes_per_row` is a launch argument, even where it is 32, because the compiler then lays
 /// the loops out differently, and the sweep is faster (same source otherwise). Fewer lanes
@@ -248,15 +228,15 @@ impl<const SIGNAL: u32> Handover<SIGNAL> {
 /// group of lanes reducing on its own, which independent thread scheduling allows) was slower
 /// still, as the warp runs its groups' polling loops one after another (PERF.md).
 ///
-/// No deadlock: a row depends only on rows earlier in `order`, and every warp takes its slots
-/// in order. Take the earliest row not finished: the rows before it are, so its warp has
-/// reached it (that warp runs: its ticket was taken by a running block) and nothing it waits
-/// on is missing; it finishes, and by induction so does every row.
+/// No deadlock, as every block of the grid is resident at once (the host launches it
+/// cooperatively): a row depends only on rows earlier in `order`, and every warp takes its
+/// slots in order. Take the earliest row not finished: the rows before it are, so its warp
+/// (running, as every warp is) has reached it and nothing it waits on is missing; it
+/// finishes, and by induction so does every row.
 ///
 /// A finished row signals as `SIGNAL` says (see [`Handover`]); with `VALUE`, `new` holds
-/// [`Unset::UNSET`] for every row at the launch ([`mark_unset`]). Launch: any number of blocks
-/// of `abi::symgs::SYNC_FREE_WARPS_PER_BLOCK` warps (a grid that fills the GPU); shared bytes:
-/// `abi::symgs::SYNC_FREE_SHARED_BYTES`.
+/// [`Unset::UNSET`] for every row at the launch ([`mark_unset`]). Launch: blocks of
+/// `abi::symgs::SYNC_FREE_WARPS_PER_BLOCK` warps, all resident at once (`Launch::all_resident`).
 #[gpu::kernel(
     SIGNAL = abi::symgs::DONE_FLAGS | abi::symgs::VALUE,
     ROWS = abi::symgs::WHOLE_ROWS | abi::symgs::WHOLE_ROWS_KEEPING | abi::symgs::HALF_ROWS,
@@ -266,12 +246,11 @@ pub unsafe fn sweep<T: Float + Unset, const SIGNAL: u32, const ROWS: u32>(
     lanes_per_row: u32,
     order_len: u32,
     order: *const u32,
-    plan: abi::symgs::TicketPlan,
+    first_slot: u32,
     forward: u32,
     epoch: u32,
     timeout_ns: u64,
     backoff_ns: u32,
-    ticket: *mut u32,
     done: *mut u32,
     error: *mut u32,
     col_idx: *const u32,
@@ -292,76 +271,69 @@ pub unsafe fn sweep<T: Float + Unset, const SIGNAL: u32, const ROWS: u32>(
     let keep = apart || (half_rows && keep != 0);
     let rows_per_warp = WARP_SIZE / lanes_per_row;
     let (group, lane) = (lane_id() / lanes_per_row, lane_id() % lanes_per_row);
-    let warps = block_dim_x() / WARP_SIZE;
+    let warps = grid_size_1d() / WARP_SIZE;
     let warp_slots = order_len.div_ceil(rows_per_warp);
-    loop {
-        let (first, per_warp) = plan.slots(unsafe { next_block_ticket(ticket) }, warps);
-        if first >= warp_slots {
-            return; // the whole block leaves together
-        }
-        // This warp's slots of the ticket, in order.
-        let begin = first.saturating_add(warp_id() * per_warp).min(warp_slots);
-        let stop = begin.saturating_add(per_warp).min(warp_slots);
-        for slot in begin..stop {
-            let k = slot as usize * rows_per_warp as usize + group as usize;
-            // SAFETY (every access): k < order_len; the host lists rows < rows with extents
-            // within their entries (16-byte aligned entries), and their 1 / a_ii in the same
-            // order; j < end <= nnz; columns < rows; flags and vectors hold `rows` values.
-            let [row, first, diagonal, end] =
-                if k < order_len as usize { unsafe { load_quad(order.add(4 * k)) } } else { [NO_ROW; 4] };
-            // This lane's sum, and its old values' part where added `apart`.
-            let (mut sum, mut rest) = (T::ZERO, T::ZERO);
-            let mut own = (T::ZERO, T::ZERO);
-            if row != NO_ROW {
-                let r = row as usize;
-                // The row's own terms before any wait, (r_i - other_i) / a_ii, with the
-                // reciprocal from the host: no division in the kernel. A plain load of
-                // `other_sums`: this lane overwrites it below.
-                let other = if half_rows && from_zero == 0 { unsafe { *other_sums.add(r) } } else { T::ZERO };
-                let (own_rhs, inverse) =
-                    unsafe { (load_stream(rhs.add(r)), load_stream(inverse_diagonal.add(k))) };
-                own = ((own_rhs - other) * inverse, inverse);
-                let (start, stop) = match (half_rows, forward) {
-                    (false, _) => (first, end),
-                    (true, true) => (first, diagonal),
-                    (true, false) => (diagonal + 1, end),
+    let mut slot = first_slot.saturating_add(warp_index_1d());
+    while slot < warp_slots {
+        let k = slot as usize * rows_per_warp as usize + group as usize;
+        // SAFETY (every access): k < order_len; the host lists rows < rows with extents
+        // within their entries (16-byte aligned entries), and their 1 / a_ii in the same
+        // order; j < end <= nnz; columns < rows; flags and vectors hold `rows` values.
+        let [row, first, diagonal, end] =
+            if k < order_len as usize { unsafe { load_quad(order.add(4 * k)) } } else { [NO_ROW; 4] };
+        // This lane's sum, and its old values' part where added `apart`.
+        let (mut sum, mut rest) = (T::ZERO, T::ZERO);
+        let mut own = (T::ZERO, T::ZERO);
+        if row != NO_ROW {
+            let r = row as usize;
+            // The row's own terms before any wait, (r_i - other_i) / a_ii, with the
+            // reciprocal from the host: no division in the kernel. A plain load of
+            // `other_sums`: this lane overwrites it below.
+            let other = if half_rows && from_zero == 0 { unsafe { *other_sums.add(r) } } else { T::ZERO };
+            let (own_rhs, inverse) =
+                unsafe { (load_stream(rhs.add(r)), load_stream(inverse_diagonal.add(k))) };
+            own = ((own_rhs - other) * inverse, inverse);
+            let (start, stop) = match (half_rows, forward) {
+                (false, _) => (first, end),
+                (true, true) => (first, diagonal),
+                (true, false) => (diagonal + 1, end),
+            };
+            let mut j = start + lane;
+            while j < stop {
+                let col = unsafe { load_stream(col_idx.add(j as usize)) };
+                let a = unsafe { load_stream(values.add(j as usize)) };
+                let waited = half_rows || updated_earlier(forward, row, col);
+                let x = if waited {
+                    // A row given up on leaves the sum wrong: the host discards the sweep.
+                    unsafe { handover.wait(new, col, row) }.unwrap_or(T::ZERO)
+                } else if col == row {
+                    T::ZERO // the diagonal: the division below stands for it
+                } else {
+                    unsafe { load_nc(old.add(col as usize)) }
                 };
-                let mut j = start + lane;
-                while j < stop {
-                    let col = unsafe { load_stream(col_idx.add(j as usize)) };
-                    let a = unsafe { load_stream(values.add(j as usize)) };
-                    let waited = half_rows || updated_earlier(forward, row, col);
-                    let x = if waited {
-                        // A row given up on leaves the sum wrong: the host discards the sweep.
-                        unsafe { handover.wait(new, col, row) }.unwrap_or(T::ZERO)
-                    } else if col == row {
-                        T::ZERO // the diagonal: the division below stands for it
-                    } else {
-                        unsafe { load_nc(old.add(col as usize)) }
-                    };
-                    if apart && !waited {
-                        rest = a.mul_add(x, rest);
-                    } else {
-                        sum = a.mul_add(x, sum);
-                    }
-                    j += lanes_per_row;
+                if apart && !waited {
+                    rest = a.mul_add(x, rest);
+                } else {
+                    sum = a.mul_add(x, sum);
                 }
-            }
-            // Every lane takes part in the shuffles, with a row or not.
-            let total = warp::reduce_sum_down(if apart { sum + rest } else { sum }, lanes_per_row);
-            if lane == 0 && row != NO_ROW {
-                // x_i = (r_i - other_i - sum_{j != i} a_ij x_j) / a_ii.
-                let (own_terms, inverse) = own;
-                unsafe { handover.publish(new, row, (-total).mul_add(inverse, own_terms)) };
-            }
-            if keep {
-                // After the hand-over, off the waiting rows' path.
-                let kept = if apart { warp::reduce_sum_down(sum, lanes_per_row) } else { total };
-                if lane == 0 && row != NO_ROW {
-                    unsafe { *other_sums.add(row as usize) = kept };
-                }
+                j += lanes_per_row;
             }
         }
+        // Every lane takes part in the shuffles, with a row or not.
+        let total = warp::reduce_sum_down(if apart { sum + rest } else { sum }, lanes_per_row);
+        if lane == 0 && row != NO_ROW {
+            // x_i = (r_i - other_i - sum_{j != i} a_ij x_j) / a_ii.
+            let (own_terms, inverse) = own;
+            unsafe { handover.publish(new, row, (-total).mul_add(inverse, own_terms)) };
+        }
+        if keep {
+            // After the hand-over, off the waiting rows' path.
+            let kept = if apart { warp::reduce_sum_down(sum, lanes_per_row) } else { total };
+            if lane == 0 && row != NO_ROW {
+                unsafe { *other_sums.add(row as usize) = kept };
+            }
+        }
+        slot = slot.saturating_add(warps);
     }
 }
 
