@@ -87,8 +87,8 @@ impl Launch {
     /// The same launch with every block resident at once, for a kernel whose blocks wait on
     /// each other's work: the grid (one-dimensional, each block's share taken by a
     /// grid-stride loop) is capped at the blocks the GPU holds together at this kernel's
-    /// occupancy, and launched cooperatively, which the driver refuses rather than run with
-    /// a block waiting for room.
+    /// occupancy, and launched cooperatively: the driver then runs the blocks together, or
+    /// refuses the launch, never leaving one waiting for room.
     pub fn all_resident(self) -> Launch {
         Launch { all_resident: true, ..self }
     }
