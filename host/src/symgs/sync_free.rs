@@ -105,52 +105,60 @@ fn mean_row<T>(matrix: &SymgsMatrix<T>) -> f64 {
     matrix.csr.nnz as f64 / matrix.rows.max(1) as f64
 }
 
-/// An `order` entry that names no row: the padding that keeps a warp's rows in one level.
-const PADDING: [u32; 4] = [u32::MAX, 0, 0, 0];
-
 /// The rows of one direction in the order they are handed out, level by level, each level
 /// padded to whole warp slots (`32 / lanes_per_row` rows each) so that the rows a warp holds
-/// at once never wait on each other.
+/// at once never wait on each other. Built on the GPU from the level lists.
 struct SweepOrder<T> {
-    /// Each row as `[row, first nonzero, end nonzero, 0]`, or [`PADDING`].
+    /// Each row as `[row, first nonzero, diagonal nonzero, end]`, padding as row `u32::MAX`.
     entries: CudaSlice<u32>,
     /// The rows' 1 / a_ii in the same order (0 for padding): read in sequence rather than
-    /// gathered (one scattered load fewer per row), and no division in the kernel.
+    /// gathered (one scattered load fewer per row), and no division in the sweep.
     inverse_diagonal: CudaSlice<T>,
 }
 
 impl<T: Scalar> SweepOrder<T> {
-    /// `row_ptr`, `diagonal_at` (where each row's diagonal entry lies) and `diagonal`: the
-    /// matrix's, on the host.
-    fn new(
-        gpu: &Gpu,
-        [row_ptr, diagonal_at]: [&[u32]; 2],
-        diagonal: &[T],
-        levels: &DeviceLevels,
-        lanes_per_row: u32,
-    ) -> Result<Self> {
-        let rows = row_ptr.len().saturating_sub(1);
-        let rows_per_slot = (WARP_SIZE / lanes_per_row) as usize;
-        let level_rows = gpu.download(&levels.rows)?;
-        let mut entries = Vec::with_capacity(4 * rows);
-        let mut inverse = Vec::with_capacity(rows);
+    fn new(gpu: &Gpu, matrix: &SymgsMatrix<T>, levels: &DeviceLevels, lanes_per_row: u32) -> Result<Self> {
+        let rows_per_slot = WARP_SIZE / lanes_per_row;
+        let mut padded_offsets = vec![0u32];
         for level in levels.offsets.windows(2) {
-            for &row in &level_rows[level[0] as usize..level[1] as usize] {
-                let r = row as usize;
-                if r >= rows {
-                    return Err(Error::InvalidInput(format!(
-                        "level lists name row {row} of a matrix of {rows}"
-                    )));
-                }
-                entries.extend([row, row_ptr[r], diagonal_at[r], row_ptr[r + 1]]);
-                inverse.push(T::ONE / diagonal[r]);
-            }
-            while inverse.len() % rows_per_slot != 0 {
-                entries.extend(PADDING);
-                inverse.push(T::ZERO);
-            }
+            let padded = (level[1] - level[0]).div_ceil(rows_per_slot) * rows_per_slot;
+            padded_offsets.push(padded_offsets.last().unwrap() + padded);
         }
-        Ok(SweepOrder { entries: gpu.upload(&entries)?, inverse_diagonal: gpu.upload(&inverse)? })
+        let len = *padded_offsets.last().unwrap() as usize;
+        let mut order = SweepOrder { entries: gpu.zeros(4 * len)?, inverse_diagonal: gpu.zeros(len)? };
+        if len == 0 {
+            return Ok(order);
+        }
+        let mut error = gpu.zeros::<u32>(1)?;
+        // SAFETY: level lists checked against the matrix (`check_for`): offsets rising from 0
+        // to its rows, padded offsets rising from 0 to `len`, entries for `len`; a checked
+        // square matrix, rows sorted, each holding its diagonal entry.
+        unsafe {
+            kernels::order_entries(
+                gpu,
+                Launch::linear(len, 256),
+                len as u32,
+                levels.count() as u32,
+                &gpu.upload(&levels.offsets)?,
+                &gpu.upload(&padded_offsets)?,
+                &levels.rows,
+                matrix.rows as u32,
+                &matrix.csr.row_ptr,
+                &matrix.csr.col_idx,
+                &matrix.diagonal,
+                &mut error,
+                &mut order.entries,
+                &mut order.inverse_diagonal,
+            )?
+        };
+        match gpu.download(&error)?[0] {
+            0 => Ok(order),
+            bad => Err(Error::InvalidInput(format!(
+                "level lists name row {} of a matrix of {}",
+                bad - 1,
+                matrix.rows
+            ))),
+        }
     }
 
     /// Entries in the order, padding included.
@@ -240,18 +248,9 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         [forward, backward]: [&DeviceLevels; 2],
         lanes_per_row: u32,
     ) -> Result<(SweepOrder<T>, SweepOrder<T>)> {
-        let mut diagonal_at = gpu.zeros::<u32>(matrix.rows)?;
-        if matrix.rows > 0 {
-            let (rows, row_ptr, col_idx) = (matrix.rows as u32, &matrix.csr.row_ptr, &matrix.csr.col_idx);
-            let launch = Launch::linear(matrix.rows, 256);
-            // SAFETY: a checked square matrix: rows sorted, each holding its diagonal entry.
-            unsafe { kernels::diagonal_positions(gpu, launch, rows, row_ptr, col_idx, &mut diagonal_at)? };
-        }
-        let (row_ptr, diagonal_at) = (gpu.download(&matrix.csr.row_ptr)?, gpu.download(&diagonal_at)?);
-        let (extents, diagonal) = ([&row_ptr[..], &diagonal_at[..]], gpu.download(&matrix.diagonal)?);
         Ok((
-            SweepOrder::new(gpu, extents, &diagonal, forward, lanes_per_row)?,
-            SweepOrder::new(gpu, extents, &diagonal, backward, lanes_per_row)?,
+            SweepOrder::new(gpu, matrix, forward, lanes_per_row)?,
+            SweepOrder::new(gpu, matrix, backward, lanes_per_row)?,
         ))
     }
 

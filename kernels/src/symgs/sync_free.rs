@@ -25,8 +25,8 @@ use abi::symgs::VALUE;
 
 use crate::device::atomic;
 use crate::device::memory::{
-    Relaxed, load_acquire, load_nc, load_quad, load_relaxed, load_stream, load_volatile, store_relaxed,
-    store_release,
+    Relaxed, load_acquire, load_nc, load_quad, load_relaxed, load_stream, load_volatile, store_quad,
+    store_relaxed, store_release,
 };
 use crate::device::thread::{WARP_SIZE, global_timer_ns, grid_size_1d, lane_id, nanosleep, warp_index_1d};
 use crate::device::{Float, warp};
@@ -337,16 +337,65 @@ pub unsafe fn sweep<T: Float + Unset, const SIGNAL: u32, const ROWS: u32>(
     }
 }
 
-/// Where each row's diagonal entry lies (`diagonal[row]`, an index into the entries; columns
-/// strictly increase within a row and every row holds its diagonal). Launch: a thread per row.
-#[gpu::kernel]
-pub unsafe fn diagonal_positions(rows: u32, row_ptr: *const u32, col_idx: *const u32, diagonal: *mut u32) {
-    let row = crate::device::thread::index_1d();
-    if row >= rows {
+/// The sweep's `order` (see [`sweep`]) from level lists: level `l` lists the rows
+/// `level_rows[level_offsets[l]..level_offsets[l + 1]]` and fills the entries from
+/// `padded_offsets[l]` on, padded to whole warp slots. A row's entry is `[row, first entry,
+/// diagonal entry, end]` (columns strictly increase within a row and every row holds its
+/// diagonal) and its 1 / a_ii goes to `inverse_diagonal`; padding is row `u32::MAX`, 1 / a_ii
+/// 0. A listed row out of range is reported in `error` (the row + 1) and left as padding.
+/// Launch: a thread per entry (`entries_len`, the last padded offset).
+#[gpu::kernel(T = f32 | f64)]
+pub unsafe fn order_entries<T: Float>(
+    entries_len: u32,
+    levels: u32,
+    level_offsets: *const u32,
+    padded_offsets: *const u32,
+    level_rows: *const u32,
+    rows: u32,
+    row_ptr: *const u32,
+    col_idx: *const u32,
+    diagonal: *const T,
+    error: *mut u32,
+    entries: *mut u32,
+    inverse_diagonal: *mut T,
+) {
+    let at = crate::device::thread::index_1d();
+    if at >= entries_len {
         return;
     }
-    // SAFETY: row < rows; row_ptr holds rows + 1 offsets within col_idx; diagonal `rows`.
-    unsafe { *diagonal.add(row as usize) = first_column_from(row_ptr, col_idx, row, row) };
+    // SAFETY (every access): `levels + 1` offsets each, rising from 0 (to the listed rows and
+    // to `entries_len`), so the level found is < levels and holds `at`; a listed row < rows
+    // indexes the matrix's `rows + 1` row offsets and `rows` diagonal values; `entries_len`
+    // entries of four values and reciprocals.
+    unsafe {
+        // The level holding `at`: the last whose padded offset is at most `at`.
+        let (mut low, mut high) = (0, levels);
+        while high - low > 1 {
+            let mid = low + (high - low) / 2;
+            if load_nc(padded_offsets.add(mid as usize)) <= at {
+                low = mid;
+            } else {
+                high = mid;
+            }
+        }
+        let (level, next) =
+            (load_nc(level_offsets.add(low as usize)), load_nc(level_offsets.add(low as usize + 1)));
+        let listed = level + (at - load_nc(padded_offsets.add(low as usize)));
+        let (mut entry, mut inverse) = ([NO_ROW, 0, 0, 0], T::ZERO);
+        if listed < next {
+            let row = load_nc(level_rows.add(listed as usize));
+            if row < rows {
+                let r = row as usize;
+                let (first, end) = (load_nc(row_ptr.add(r)), load_nc(row_ptr.add(r + 1)));
+                entry = [row, first, first_column_from(row_ptr, col_idx, row, row), end];
+                inverse = T::ONE / load_nc(diagonal.add(r));
+            } else {
+                atomic::compare_and_swap(error, 0, row.saturating_add(1));
+            }
+        }
+        store_quad(entries.add(4 * at as usize), entry);
+        *inverse_diagonal.add(at as usize) = inverse;
+    }
 }
 
 /// An `order` slot past its end.
