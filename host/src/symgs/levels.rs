@@ -19,6 +19,7 @@ use crate::gpu::{CudaSlice, Gpu, GraphReplay, Launch, Queue};
 use crate::kernels::symgs::{levels as kernels, sync_free};
 use crate::sparse::Csr;
 use crate::vendor::device_ptr;
+use rayon::prelude::*;
 
 /// The rows of each level of one sweep direction: level k is `rows[offsets[k]..offsets[k + 1]]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,12 +100,18 @@ impl DeviceLevels {
         Ok(())
     }
 
-    /// Back to the host, each level's rows sorted (the GPU lists them in any order).
+    /// Back to the host, each level's rows sorted (the GPU lists them in any order), the
+    /// levels in parallel.
     pub fn to_host(&self, gpu: &Gpu) -> Result<Levels> {
         let mut rows = gpu.download(&self.rows)?;
-        for k in 0..self.count() {
-            rows[self.offsets[k] as usize..self.offsets[k + 1] as usize].sort_unstable();
+        let mut levels = Vec::with_capacity(self.count());
+        let mut rest = &mut rows[..];
+        for bounds in self.offsets.windows(2) {
+            let (level, after) = rest.split_at_mut((bounds[1] - bounds[0]) as usize);
+            levels.push(level);
+            rest = after;
         }
+        levels.into_par_iter().for_each(|level| level.sort_unstable());
         Ok(Levels { offsets: self.offsets.clone(), rows })
     }
 }
