@@ -1,6 +1,6 @@
 //! Shapes and plans of the SymGS kernels.
 
-/// Warps per block of the sync-free sweep (small blocks: a grid's last blocks fill SMs evenly).
+/// Warps per block of the sync-free sweep.
 pub const SYNC_FREE_WARPS_PER_BLOCK: u32 = 4;
 
 /// How a finished row of the sync-free sweep tells the rows that wait on it (the sweep's

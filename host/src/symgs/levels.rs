@@ -97,6 +97,9 @@ impl DeviceLevels {
                 matrix.rows
             )));
         }
+        if self.offsets.first() != Some(&0) || self.offsets.windows(2).any(|level| level[0] > level[1]) {
+            return Err(Error::InvalidInput("level offsets must rise from 0 to the number of rows".into()));
+        }
         Ok(())
     }
 

@@ -2,11 +2,11 @@
 //! Each warp takes every W-th warp slot of the row order (W warps in the grid; a slot is a
 //! row, or in wide levels 2 rows of 16 lanes, or 4 of 8 lanes on short rows) and waits on the
 //! rows they depend on, so a sweep costs the longest dependency chain instead of a launch per
-//! level. A finished row
-//! signals through a done flag (release store; waiters poll, then acquire), as specified, or
-//! through its value itself ([`Signal::Value`]: one load per hand-over, no fence). Waits are
-//! bounded: one that lasts [`SyncFreeSmoother::timeout_ns`] makes the sweep an error, never a
-//! hang (see `kernels/src/symgs/sync_free.rs` for why no valid run can deadlock).
+//! level. A finished row signals through a done flag (release store; waiters poll, then
+//! acquire), as specified, or through its value itself ([`Signal::Value`]: one load per
+//! hand-over, no fence). Waits are bounded: one that lasts [`SyncFreeSmoother::timeout_ns`]
+//! makes the sweep an error, never a hang (see `kernels/src/symgs/sync_free.rs` for why no
+//! valid run can deadlock).
 //!
 //! The rows are handed out level by level (the order of the level analysis), not in row
 //! order: in row order the rows in flight (a few thousand consecutive ones) hold the stencil's
@@ -122,7 +122,14 @@ impl<T: Scalar> SweepOrder<T> {
         let mut padded_offsets = vec![0u32];
         for level in levels.offsets.windows(2) {
             let padded = (level[1] - level[0]).div_ceil(rows_per_slot) * rows_per_slot;
-            padded_offsets.push(padded_offsets.last().unwrap() + padded);
+            let end = padded_offsets.last().unwrap().checked_add(padded).ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "{} rows in {} levels, padded to whole warp slots, overflow the sweep order's 32-bit indices",
+                    matrix.rows,
+                    levels.count()
+                ))
+            })?;
+            padded_offsets.push(end);
         }
         let len = *padded_offsets.last().unwrap() as usize;
         let mut order = SweepOrder { entries: gpu.zeros(4 * len)?, inverse_diagonal: gpu.zeros(len)? };
