@@ -697,6 +697,38 @@ fn symgs_a_stuck_sync_free_wait_is_an_error_not_a_hang() {
         compare(&gpu.download(&x).unwrap(), &expect, 1e-3).check(&what, tolerance(&a)).unwrap();
     }
 }
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn symgs_level_lists_that_do_not_fit_the_matrix_are_refused() {
+    let gpu = gpu();
+    let a = generate::stencil27::<f64>(6, 5, 4).unwrap();
+    let m = SymgsMatrix::upload(&gpu, &a).unwrap();
+    let levels = |direction| levels_cpu(&a, direction);
+    let refusal = |forward: rgla::symgs::levels::Levels| {
+        let (forward, backward) =
+            (forward.upload(&gpu).unwrap(), levels(Direction::Backward).upload(&gpu).unwrap());
+        match SyncFreeSmoother::with_levels(&gpu, &m, forward, backward) {
+            Ok(_) => panic!("level lists that do not fit the matrix were taken"),
+            Err(e) => e.to_string(),
+        }
+    };
+    // A listed row past the matrix's rows (found on the GPU, while building the order).
+    let mut bad_row = levels(Direction::Forward);
+    bad_row.rows[3] = a.rows() as u32 + 5;
+    let err = refusal(bad_row);
+    assert!(err.contains(&format!("level lists name row {}", a.rows() + 5)), "{err}");
+    // Offsets that fall.
+    let mut falling = levels(Direction::Forward);
+    falling.offsets.swap(1, 2);
+    let err = refusal(falling);
+    assert!(err.contains("level offsets must rise"), "{err}");
+    // Lists of another matrix's size.
+    let mut short = levels(Direction::Forward);
+    short.rows.pop();
+    *short.offsets.last_mut().unwrap() -= 1;
+    let err = refusal(short);
+    assert!(err.contains("level lists of"), "{err}");
+}
 
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
@@ -761,37 +793,4 @@ fn symgs_dot_and_cg_step_f32() {
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn symgs_dot_and_cg_step_f64() {
     vector_kernels::<f64>();
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
-fn symgs_level_lists_that_do_not_fit_the_matrix_are_refused() {
-    let gpu = gpu();
-    let a = generate::stencil27::<f64>(6, 5, 4).unwrap();
-    let m = SymgsMatrix::upload(&gpu, &a).unwrap();
-    let levels = |direction| levels_cpu(&a, direction);
-    let refusal = |forward: rgla::symgs::levels::Levels| {
-        let (forward, backward) =
-            (forward.upload(&gpu).unwrap(), levels(Direction::Backward).upload(&gpu).unwrap());
-        match SyncFreeSmoother::with_levels(&gpu, &m, forward, backward) {
-            Ok(_) => panic!("level lists that do not fit the matrix were taken"),
-            Err(e) => e.to_string(),
-        }
-    };
-    // A listed row past the matrix's rows (found on the GPU, while building the order).
-    let mut bad_row = levels(Direction::Forward);
-    bad_row.rows[3] = a.rows() as u32 + 5;
-    let err = refusal(bad_row);
-    assert!(err.contains(&format!("level lists name row {}", a.rows() + 5)), "{err}");
-    // Offsets that fall.
-    let mut falling = levels(Direction::Forward);
-    falling.offsets.swap(1, 2);
-    let err = refusal(falling);
-    assert!(err.contains("level offsets must rise"), "{err}");
-    // Lists of another matrix's size.
-    let mut short = levels(Direction::Forward);
-    short.rows.pop();
-    *short.offsets.last_mut().unwrap() -= 1;
-    let err = refusal(short);
-    assert!(err.contains("level lists of"), "{err}");
 }

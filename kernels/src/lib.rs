@@ -23,6 +23,7 @@ pub mod device_tests;
 pub mod dist;
 pub mod examples;
 pub mod gemm;
+pub mod search;
 pub mod solve;
 pub mod spmv;
 pub mod symgs;

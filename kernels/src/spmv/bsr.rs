@@ -8,6 +8,7 @@ use crate::device::Float;
 use crate::device::atomic;
 use crate::device::thread::{WARP_SIZE, index_1d, lane_id};
 use crate::device::warp;
+use crate::search::segment_of;
 
 /// Kernel 1: One thread per block row, producing the block row's `b` outputs one after another
 /// (the Uruguay report's first variant). Launch: one thread per block row.
@@ -73,15 +74,11 @@ pub unsafe fn thread_per_cell<T: Float>(
     let k = cell / block_cells;
     let (i, j) = ((cell % block_cells) / b, cell % b);
     // The block row of block k: the last whose start is <= k.
-    let (mut lo, mut hi) = (0u32, block_rows);
-    while hi - lo > 1 {
-        let mid = (lo + hi) / 2;
-        // SAFETY: mid < block_rows.
-        if unsafe { *block_row_ptr.add(mid as usize) } <= k { lo = mid } else { hi = mid }
-    }
+    // SAFETY: the search reads starts below block_rows.
+    let block_row = segment_of(block_rows, k, |r| unsafe { *block_row_ptr.add(r as usize) });
     // SAFETY: k < blocks; row/col bounds checked before use.
     unsafe {
-        let (row, col) = (lo * b + i, *block_col.add(k as usize) * b + j);
+        let (row, col) = (block_row * b + i, *block_col.add(k as usize) * b + j);
         if row < rows && col < cols {
             atomic::add(y.add(row as usize), *values.add(cell as usize) * *x.add(col as usize));
         }

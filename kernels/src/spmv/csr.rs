@@ -11,6 +11,7 @@ use crate::device::thread::{
 };
 use crate::device::warp::{self, sync_warp};
 use crate::device::{Float, atomic};
+use crate::search::segment_of;
 
 /// `values[j] * x[col_idx[j]]` summed over `j` in `start..end` stepping by `step`, starting at
 /// `start + first`.
@@ -76,13 +77,8 @@ pub unsafe fn nnz_atomic<T: Float>(
     let mut row = u32::MAX;
     if k < nnz {
         // The row holding nonzero k: the last row whose start is <= k (skips empty rows).
-        let (mut lo, mut hi) = (0u32, rows);
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
-            // SAFETY: mid < rows.
-            if unsafe { *row_ptr.add(mid as usize) } <= k { lo = mid } else { hi = mid }
-        }
-        row = lo;
+        // SAFETY: the search reads starts below rows.
+        row = segment_of(rows, k, |r| unsafe { *row_ptr.add(r as usize) });
         // SAFETY: k < nnz.
         let p = unsafe { *values.add(k as usize) * *x.add(*col_idx.add(k as usize) as usize) };
         unsafe { products.set(t, p) };

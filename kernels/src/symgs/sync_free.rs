@@ -30,6 +30,7 @@ use crate::device::memory::{
 };
 use crate::device::thread::{WARP_SIZE, global_timer_ns, grid_size_1d, lane_id, nanosleep, warp_index_1d};
 use crate::device::{Float, warp};
+use crate::search::segment_of;
 
 use super::{first_column_from, updated_earlier};
 
@@ -369,18 +370,9 @@ pub unsafe fn order_entries<T: Float>(
     // entries of four values and reciprocals.
     unsafe {
         // The level holding `at`: the last whose padded offset is at most `at`.
-        let (mut low, mut high) = (0, levels);
-        while high - low > 1 {
-            let mid = low + (high - low) / 2;
-            if load_nc(padded_offsets.add(mid as usize)) <= at {
-                low = mid;
-            } else {
-                high = mid;
-            }
-        }
-        let (level, next) =
-            (load_nc(level_offsets.add(low as usize)), load_nc(level_offsets.add(low as usize + 1)));
-        let listed = level + (at - load_nc(padded_offsets.add(low as usize)));
+        let l = segment_of(levels, at, |l| load_nc(padded_offsets.add(l as usize))) as usize;
+        let (level, next) = (load_nc(level_offsets.add(l)), load_nc(level_offsets.add(l + 1)));
+        let listed = level + (at - load_nc(padded_offsets.add(l)));
         let (mut entry, mut inverse) = ([NO_ROW, 0, 0, 0], T::ZERO);
         if listed < next {
             let row = load_nc(level_rows.add(listed as usize));
