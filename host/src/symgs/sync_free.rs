@@ -13,6 +13,11 @@
 //! chains of neighbours along x, and the sweep crawls; in level order the rows in flight are
 //! whole levels of independent rows.
 //!
+//! Each direction keeps a copy of the matrix's rows in its order (where the device has room),
+//! so that the rows in flight at once lie together in memory rather than scattered over the
+//! matrix: the sweep's loads coalesce across the short rows of a warp and of the warps after
+//! it.
+//!
 //! Where a row is longer than its lanes, rows are read in halves ([`default_half_rows`]): a
 //! sweep's first half reads whole rows and keeps each row's sum over the entries it waited on;
 //! the next half reads only the entries it waits on and takes the rest of its sum from what
@@ -107,13 +112,19 @@ fn mean_row<T>(matrix: &SymgsMatrix<T>) -> f64 {
 
 /// The rows of one direction in the order they are handed out, level by level, each level
 /// padded to whole warp slots (`32 / lanes_per_row` rows each) so that the rows a warp holds
-/// at once never wait on each other. Built on the GPU from the level lists.
+/// at once never wait on each other. Built on the GPU from the level lists, with the matrix's
+/// rows copied in the same order where the device has room for the copy.
 struct SweepOrder<T> {
-    /// Each row as `[row, first nonzero, diagonal nonzero, end]`, padding as row `u32::MAX`.
+    /// Each row as `[row, first nonzero, diagonal nonzero, end]`, padding as row `u32::MAX`;
+    /// the nonzeros the copy's where there is one, else the matrix's.
     entries: CudaSlice<u32>,
     /// The rows' 1 / a_ii in the same order (0 for padding): read in sequence rather than
     /// gathered (one scattered load fewer per row), and no division in the sweep.
     inverse_diagonal: CudaSlice<T>,
+    /// The rows' column indices and values in this order: the rows of a warp, and those of
+    /// the warps after it, lie together in memory (where the rows are scattered over the
+    /// matrix, the sweep reads them 4-11% faster: PERF.md).
+    copy: Option<(CudaSlice<u32>, CudaSlice<T>)>,
 }
 
 impl<T: Scalar> SweepOrder<T> {
@@ -132,11 +143,13 @@ impl<T: Scalar> SweepOrder<T> {
             padded_offsets.push(end);
         }
         let len = *padded_offsets.last().unwrap() as usize;
-        let mut order = SweepOrder { entries: gpu.zeros(4 * len)?, inverse_diagonal: gpu.zeros(len)? };
+        let mut order =
+            SweepOrder { entries: gpu.zeros(4 * len)?, inverse_diagonal: gpu.zeros(len)?, copy: None };
         if len == 0 {
             return Ok(order);
         }
         let mut error = gpu.zeros::<u32>(1)?;
+        let mut lengths = gpu.zeros::<u32>(len)?;
         // SAFETY: level lists checked against the matrix (`check_for`): offsets rising from 0
         // to its rows, padded offsets rising from 0 to `len`, entries for `len`; a checked
         // square matrix, rows sorted, each holding its diagonal entry.
@@ -156,15 +169,60 @@ impl<T: Scalar> SweepOrder<T> {
                 &mut error,
                 &mut order.entries,
                 &mut order.inverse_diagonal,
+                &mut lengths,
             )?
         };
-        match gpu.download(&error)?[0] {
-            0 => Ok(order),
-            bad => Err(Error::InvalidInput(format!(
+        if let bad @ 1.. = gpu.download(&error)?[0] {
+            return Err(Error::InvalidInput(format!(
                 "level lists name row {} of a matrix of {}",
                 bad - 1,
                 matrix.rows
-            ))),
+            )));
+        }
+        order.copy_rows(gpu, matrix, &lengths)?;
+        Ok(order)
+    }
+
+    /// Copies the matrix's rows in this order (entries of `lengths` nonzeros each) and points
+    /// the entries at the copy; without a copy where the device has no room for one.
+    fn copy_rows(&mut self, gpu: &Gpu, matrix: &SymgsMatrix<T>, lengths: &CudaSlice<u32>) -> Result<()> {
+        let mut offsets = gpu.download(lengths)?;
+        let mut nnz = 0u32;
+        for at in &mut offsets {
+            let end = nnz.checked_add(*at).ok_or_else(|| {
+                Error::InvalidInput("the level lists' rows hold more than 2^32 nonzeros".into())
+            })?;
+            (*at, nnz) = (nnz, end);
+        }
+        let copy = gpu.zeros(nnz as usize).and_then(|cols| Ok((cols, gpu.zeros(nnz as usize)?)));
+        let (mut cols, mut values) = match copy {
+            Ok(copy) => copy,
+            Err(Error::OutOfMemory { .. }) => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        // SAFETY: `len` entries of a checked matrix's rows; offsets leaving each its length.
+        unsafe {
+            kernels::copy_rows_in_order(
+                gpu,
+                Launch::warp_per_item(offsets.len(), WARPS_PER_BLOCK),
+                offsets.len() as u32,
+                &gpu.upload(&offsets)?,
+                &matrix.csr.col_idx,
+                &matrix.csr.values,
+                &mut self.entries,
+                &mut cols,
+                &mut values,
+            )?
+        };
+        self.copy = Some((cols, values));
+        Ok(())
+    }
+
+    /// The column indices and values the entries point into: the copy's, or `matrix`'s.
+    fn nonzeros<'m>(&'m self, matrix: &'m SymgsMatrix<T>) -> (&'m CudaSlice<u32>, &'m CudaSlice<T>) {
+        match &self.copy {
+            Some((cols, values)) => (cols, values),
+            None => (&matrix.csr.col_idx, &matrix.csr.values),
         }
     }
 
@@ -398,6 +456,7 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
                     Direction::Forward => (&self.forward_order, rhs_of(r, x), x, &mut self.tmp),
                     Direction::Backward => (&self.backward_order, rhs_of(r, &self.tmp), &self.tmp, x),
                 };
+                let (col_idx, values) = order.nonzeros(m);
                 // SAFETY (both launches): a checked square matrix, `order` a dependency order
                 // of its `rows` rows with their extents (whole, or the entries they wait on)
                 // and their inverse diagonal; flags and vectors of `rows`.
@@ -420,8 +479,8 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
                         self.backoff_ns,
                         &mut self.done,
                         &mut self.error,
-                        &m.csr.col_idx,
-                        &m.csr.values,
+                        col_idx,
+                        values,
                         &order.inverse_diagonal,
                         rhs,
                         old,

@@ -214,7 +214,9 @@ impl<const SIGNAL: u32> Handover<SIGNAL> {
 /// level, each level padded with entries of row `u32::MAX` to whole warp slots, so the rows a
 /// warp holds at once share a level and never wait on each other), each entry four values:
 /// the row, its first entry, its diagonal entry and its end: one 16-byte load gives a row and
-/// its extent, a round trip to memory fewer than reading `row_ptr` after `order`.
+/// its extent, a round trip to memory fewer than reading `row_ptr` after `order`. The extents
+/// index `col_idx` and `values`: the matrix's, or the host's copy of its rows in `order`'s
+/// sequence ([`copy_rows_in_order`]).
 /// `inverse_diagonal` holds the rows' 1 / a_ii in the same sequence, read in order rather than
 /// gathered. Warp `w` of the grid's `W` takes the warp slots `first_slot + w`, `+ W`, `+ 2W`,
 /// ... of `order` (a slot is `32 / lanes_per_row` rows; `first_slot` is 0 but for a test of
@@ -343,8 +345,9 @@ pub unsafe fn sweep<T: Float + Unset, const SIGNAL: u32, const ROWS: u32>(
 /// `padded_offsets[l]` on, padded to whole warp slots. A row's entry is `[row, first entry,
 /// diagonal entry, end]` (columns strictly increase within a row and every row holds its
 /// diagonal) and its 1 / a_ii goes to `inverse_diagonal`; padding is row `u32::MAX`, 1 / a_ii
-/// 0. A listed row out of range is reported in `error` (the row + 1) and left as padding.
-/// Launch: a thread per entry (`entries_len`, the last padded offset).
+/// 0. Each entry's number of matrix entries goes to `lengths` (0 for padding), for
+/// [`copy_rows_in_order`]. A listed row out of range is reported in `error` (the row + 1) and
+/// left as padding. Launch: a thread per entry (`entries_len`, the last padded offset).
 #[gpu::kernel(T = f32 | f64)]
 pub unsafe fn order_entries<T: Float>(
     entries_len: u32,
@@ -359,6 +362,7 @@ pub unsafe fn order_entries<T: Float>(
     error: *mut u32,
     entries: *mut u32,
     inverse_diagonal: *mut T,
+    lengths: *mut u32,
 ) {
     let at = crate::device::thread::index_1d();
     if at >= entries_len {
@@ -367,7 +371,7 @@ pub unsafe fn order_entries<T: Float>(
     // SAFETY (every access): `levels + 1` offsets each, rising from 0 (to the listed rows and
     // to `entries_len`), so the level found is < levels and holds `at`; a listed row < rows
     // indexes the matrix's `rows + 1` row offsets and `rows` diagonal values; `entries_len`
-    // entries of four values and reciprocals.
+    // entries of four values, reciprocals and lengths.
     unsafe {
         // The level holding `at`: the last whose padded offset is at most `at`.
         let l = segment_of(levels, at, |l| load_nc(padded_offsets.add(l as usize))) as usize;
@@ -387,6 +391,48 @@ pub unsafe fn order_entries<T: Float>(
         }
         store_quad(entries.add(4 * at as usize), entry);
         *inverse_diagonal.add(at as usize) = inverse;
+        *lengths.add(at as usize) = if entry[0] == NO_ROW { 0 } else { entry[3] - entry[1] };
+    }
+}
+
+/// Copies the rows of `order` (entries as [`order_entries`] writes them) in its sequence:
+/// entry `k`'s row to `copy_cols` / `copy_values` from `copy_offsets[k]` on, and points the
+/// entry at the copy. A warp's rows are then contiguous in memory, and so are the next
+/// warp's: the sweep's loads coalesce across rows where rows are shorter than a warp. Launch:
+/// a warp per entry (`len`).
+#[gpu::kernel(T = f32 | f64)]
+pub unsafe fn copy_rows_in_order<T: Float>(
+    len: u32,
+    copy_offsets: *const u32,
+    col_idx: *const u32,
+    values: *const T,
+    order: *mut u32,
+    copy_cols: *mut u32,
+    copy_values: *mut T,
+) {
+    let k = warp_index_1d() as usize;
+    if k >= len as usize {
+        return;
+    }
+    // SAFETY (every access): k < len entries of four values, their extents within the
+    // matrix (none for padding); the copy's offsets leave each row room for its entries.
+    unsafe {
+        let [row, first, diagonal, end] = load_quad(order.add(4 * k));
+        if row == NO_ROW {
+            return;
+        }
+        let start = load_nc(copy_offsets.add(k));
+        let mut j = lane_id();
+        while first + j < end {
+            *copy_cols.add((start + j) as usize) = load_nc(col_idx.add((first + j) as usize));
+            *copy_values.add((start + j) as usize) = load_nc(values.add((first + j) as usize));
+            j += WARP_SIZE;
+        }
+        // Every lane has read the entry before lane 0 rewrites it.
+        warp::sync_warp();
+        if lane_id() == 0 {
+            store_quad(order.add(4 * k), [row, start, start + (diagonal - first), start + (end - first)]);
+        }
     }
 }
 
