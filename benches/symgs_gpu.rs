@@ -193,23 +193,29 @@ fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &C
     }
     // The sync-free smoother: done flags (as specified) or the value as the signal, with
     // 64 warps per SM (full) or fewer in flight, rows of 32 lanes or fewer (several rows of a
-    // level per warp), whole rows or half rows.
+    // level per warp), whole rows or half rows, the rows copied in sweep order or read in
+    // place.
     if selected("sync-free") {
         // (signal, warps per SM, lanes per row (None: the default), half rows (None: the
-        // default))
-        for (signal, warps_per_sm, lanes, half_rows) in [
-            (Signal::DoneFlags, 64, None, None),
-            (Signal::Value, 64, Some(32), None),
-            (Signal::Value, 64, Some(16), None),
-            (Signal::Value, 64, Some(8), None),
-            (Signal::Value, 64, Some(4), None),
-            (Signal::Value, 48, None, None),
-            (Signal::Value, 16, None, None),
-            (Signal::Value, 64, None, Some(false)),
-            (Signal::Value, 64, None, Some(true)),
+        // default), rows copied)
+        for (signal, warps_per_sm, lanes, half_rows, copied) in [
+            (Signal::DoneFlags, 64, None, None, true),
+            (Signal::Value, 64, Some(32), None, true),
+            (Signal::Value, 64, Some(16), None, true),
+            (Signal::Value, 64, Some(8), None, true),
+            (Signal::Value, 64, Some(4), None, true),
+            (Signal::Value, 48, None, None, true),
+            (Signal::Value, 16, None, None, true),
+            (Signal::Value, 64, None, Some(false), true),
+            (Signal::Value, 64, None, Some(true), true),
+            (Signal::Value, 64, None, None, false),
         ] {
-            let mut smoother =
-                SyncFreeSmoother::new(gpu, &m).unwrap().with_signal(signal).with_warps_per_sm(warps_per_sm);
+            let mut smoother = SyncFreeSmoother::new(gpu, &m)
+                .unwrap()
+                .with_signal(signal)
+                .with_warps_per_sm(warps_per_sm)
+                .with_row_copies(gpu, copied)
+                .unwrap();
             let default_lanes = smoother.lanes_per_row();
             if let Some(lanes) = lanes {
                 smoother = smoother.with_lanes_per_row(gpu, lanes).unwrap();
@@ -223,9 +229,10 @@ fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &C
             let lanes = smoother.lanes_per_row();
             let notes = format!(
                 "signal={signal:?}, {warps_per_sm} warps per SM, {lanes} lanes per row{}, {} rows, rows in level \
-                 order",
+                 order, {}",
                 if lanes == default_lanes { " (the default)" } else { "" },
                 if smoother.half_rows() { "half" } else { "whole" },
+                if smoother.copies_rows() { "rows copied in that order" } else { "rows read in place" },
             );
             smoothers.push((Box::new(smoother), notes));
         }

@@ -128,7 +128,13 @@ struct SweepOrder<T> {
 }
 
 impl<T: Scalar> SweepOrder<T> {
-    fn new(gpu: &Gpu, matrix: &SymgsMatrix<T>, levels: &DeviceLevels, lanes_per_row: u32) -> Result<Self> {
+    fn new(
+        gpu: &Gpu,
+        matrix: &SymgsMatrix<T>,
+        levels: &DeviceLevels,
+        lanes_per_row: u32,
+        copy_rows: bool,
+    ) -> Result<Self> {
         let rows_per_slot = WARP_SIZE / lanes_per_row;
         let mut padded_offsets = vec![0u32];
         for level in levels.offsets.windows(2) {
@@ -146,6 +152,9 @@ impl<T: Scalar> SweepOrder<T> {
         let mut order =
             SweepOrder { entries: gpu.zeros(4 * len)?, inverse_diagonal: gpu.zeros(len)?, copy: None };
         if len == 0 {
+            if copy_rows {
+                order.copy = Some((gpu.zeros(0)?, gpu.zeros(0)?));
+            }
             return Ok(order);
         }
         let mut error = gpu.zeros::<u32>(1)?;
@@ -179,7 +188,9 @@ impl<T: Scalar> SweepOrder<T> {
                 matrix.rows
             )));
         }
-        order.copy_rows(gpu, matrix, &lengths)?;
+        if copy_rows {
+            order.copy_rows(gpu, matrix, &lengths)?;
+        }
         Ok(order)
     }
 
@@ -284,7 +295,7 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
             default_lanes_per_row(mean_row(matrix), wide_fraction(&forward.offsets, in_flight));
         let half_rows = default_half_rows(mean_row(matrix), lanes_per_row);
         let (forward_order, backward_order) =
-            Self::orders(gpu, matrix, [&forward, &backward], lanes_per_row)?;
+            Self::orders(gpu, matrix, [&forward, &backward], lanes_per_row, true)?;
         Ok(SyncFreeSmoother {
             matrix,
             levels: [forward, backward],
@@ -312,10 +323,11 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         matrix: &SymgsMatrix<T>,
         [forward, backward]: [&DeviceLevels; 2],
         lanes_per_row: u32,
+        copy_rows: bool,
     ) -> Result<(SweepOrder<T>, SweepOrder<T>)> {
         Ok((
-            SweepOrder::new(gpu, matrix, forward, lanes_per_row)?,
-            SweepOrder::new(gpu, matrix, backward, lanes_per_row)?,
+            SweepOrder::new(gpu, matrix, forward, lanes_per_row, copy_rows)?,
+            SweepOrder::new(gpu, matrix, backward, lanes_per_row, copy_rows)?,
         ))
     }
 
@@ -335,9 +347,28 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         }
         let [forward, backward] = &self.levels;
         (self.forward_order, self.backward_order) =
-            Self::orders(gpu, self.matrix, [forward, backward], lanes)?;
+            Self::orders(gpu, self.matrix, [forward, backward], lanes, self.copies_rows())?;
         self.lanes_per_row = lanes;
         Ok(self)
+    }
+
+    /// Keeps each direction's copy of the matrix's rows in its order (`true`, the default:
+    /// faster where a level's rows are scattered over the matrix) or reads the matrix in
+    /// place (`false`: no copy, half the memory). The default copies only where the device
+    /// has room for the copies. Either gives the same result.
+    pub fn with_row_copies(mut self, gpu: &Gpu, copy: bool) -> Result<Self> {
+        if copy != self.copies_rows() {
+            let [forward, backward] = &self.levels;
+            (self.forward_order, self.backward_order) =
+                Self::orders(gpu, self.matrix, [forward, backward], self.lanes_per_row, copy)?;
+        }
+        Ok(self)
+    }
+
+    /// Whether the sweeps read the copies of the rows in their orders (see
+    /// [`Self::with_row_copies`]).
+    pub fn copies_rows(&self) -> bool {
+        self.forward_order.copy.is_some()
     }
 
     /// Rows read whole (`false`) or, after a sweep's first half, only the entries they wait
@@ -517,6 +548,9 @@ impl<T: Scalar> Smoother<T> for SyncFreeSmoother<'_, T> {
         }
         if self.warps_per_sm != FULL_WARPS_PER_SM {
             name += &format!("-{}warps-per-sm", self.warps_per_sm);
+        }
+        if !self.copies_rows() {
+            name += "-no-copy";
         }
         if self.backoff_ns != 0 {
             name += &format!("-backoff{}ns", self.backoff_ns);
