@@ -197,25 +197,25 @@ fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &C
     // place.
     if selected("sync-free") {
         // (signal, warps per SM, lanes per row (None: the default), half rows (None: the
-        // default), rows copied)
-        for (signal, warps_per_sm, lanes, half_rows, copied) in [
-            (Signal::DoneFlags, 64, None, None, true),
-            (Signal::Value, 64, Some(32), None, true),
-            (Signal::Value, 64, Some(16), None, true),
-            (Signal::Value, 64, Some(8), None, true),
-            (Signal::Value, 64, Some(4), None, true),
-            (Signal::Value, 48, None, None, true),
-            (Signal::Value, 16, None, None, true),
-            (Signal::Value, 64, None, Some(false), true),
-            (Signal::Value, 64, None, Some(true), true),
-            (Signal::Value, 64, None, None, false),
+        // default), the rows copied in sweep order or not, whichever the default is not)
+        for (signal, warps_per_sm, lanes, half_rows, other_copies) in [
+            (Signal::DoneFlags, 64, None, None, false),
+            (Signal::Value, 64, Some(32), None, false),
+            (Signal::Value, 64, Some(16), None, false),
+            (Signal::Value, 64, Some(8), None, false),
+            (Signal::Value, 64, Some(4), None, false),
+            (Signal::Value, 48, None, None, false),
+            (Signal::Value, 16, None, None, false),
+            (Signal::Value, 64, None, Some(false), false),
+            (Signal::Value, 64, None, Some(true), false),
+            (Signal::Value, 64, None, None, true),
         ] {
-            let mut smoother = SyncFreeSmoother::new(gpu, &m)
-                .unwrap()
-                .with_signal(signal)
-                .with_warps_per_sm(warps_per_sm)
-                .with_row_copies(gpu, copied)
-                .unwrap();
+            let mut smoother =
+                SyncFreeSmoother::new(gpu, &m).unwrap().with_signal(signal).with_warps_per_sm(warps_per_sm);
+            if other_copies {
+                let copied = smoother.copies_rows();
+                smoother = smoother.with_row_copies(gpu, !copied).unwrap();
+            }
             let default_lanes = smoother.lanes_per_row();
             if let Some(lanes) = lanes {
                 smoother = smoother.with_lanes_per_row(gpu, lanes).unwrap();

@@ -109,9 +109,11 @@ fn exact_order_smoothers<'a, T: Scalar>(
         Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_half_rows(false)),
         Box::new(values_at(32).with_half_rows(true)),
         Box::new(values_at(4).with_half_rows(false)),
-        // The matrix read in place rather than from the copies of its rows in sweep order.
+        // The rows copied in sweep order, or the matrix read in place, whatever the default.
+        Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_row_copies(gpu, true).unwrap()),
         Box::new(SyncFreeSmoother::new(gpu, m).unwrap().with_row_copies(gpu, false).unwrap()),
         Box::new(values_at(8).with_half_rows(true).with_row_copies(gpu, false).unwrap()),
+        Box::new(values_at(4).with_half_rows(false).with_row_copies(gpu, true).unwrap()),
         Box::new(CusparseSymgs::new(gpu, lib, m, a).unwrap()),
     ];
     // Level copies refuse matrices of too many levels and unsymmetric patterns, with an error

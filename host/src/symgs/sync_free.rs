@@ -13,10 +13,10 @@
 //! chains of neighbours along x, and the sweep crawls; in level order the rows in flight are
 //! whole levels of independent rows.
 //!
-//! Each direction keeps a copy of the matrix's rows in its order (where the device has room),
-//! so that the rows in flight at once lie together in memory rather than scattered over the
-//! matrix: the sweep's loads coalesce across the short rows of a warp and of the warps after
-//! it.
+//! Where a warp reads several short rows at once or halves of rows, each direction keeps a
+//! copy of the matrix's rows in its order ([`default_row_copies`], where the device has
+//! room), so that the rows in flight lie together in memory rather than scattered over the
+//! matrix, and the sweep's loads coalesce across them.
 //!
 //! Where a row is longer than its lanes, rows are read in halves ([`default_half_rows`]): a
 //! sweep's first half reads whole rows and keeps each row's sum over the entries it waited on;
@@ -97,6 +97,14 @@ pub fn default_half_rows(mean: f64, lanes: u32) -> bool {
     rounds(mean) > rounds((mean - 1.0).max(0.0) / 2.0)
 }
 
+/// Whether each direction keeps a copy of the matrix's rows in its order: where a warp reads
+/// several rows at once (fewer than 32 lanes a row) or halves of rows, whose entries then
+/// lie together instead of scattered over the matrix. Whole rows at a warp each read one
+/// contiguous row either way, and gained nothing from the copy (PERF.md).
+pub fn default_row_copies(lanes: u32, half_rows: bool) -> bool {
+    lanes < WARP_SIZE || half_rows
+}
+
 /// The fraction of the rows in levels (`offsets`: where each starts, and the end) of at
 /// least `wide` rows.
 fn wide_fraction(offsets: &[u32], wide: usize) -> f64 {
@@ -122,8 +130,7 @@ struct SweepOrder<T> {
     /// gathered (one scattered load fewer per row), and no division in the sweep.
     inverse_diagonal: CudaSlice<T>,
     /// The rows' column indices and values in this order: the rows of a warp, and those of
-    /// the warps after it, lie together in memory (where the rows are scattered over the
-    /// matrix, the sweep reads them 4-11% faster: PERF.md).
+    /// the warps after it, lie together in memory (see [`default_row_copies`]).
     copy: Option<(CudaSlice<u32>, CudaSlice<T>)>,
 }
 
@@ -251,6 +258,8 @@ pub struct SyncFreeSmoother<'a, T> {
     lanes_per_row: u32,
     /// What [`default_lanes_per_row`] chose for this matrix (names show other widths).
     default_lanes: u32,
+    /// What [`default_row_copies`] chose for this matrix.
+    default_copies: bool,
     /// Whether rows read only the entries they wait on (see [`default_half_rows`]).
     half_rows: bool,
     /// The order rows are handed out in, per direction.
@@ -294,13 +303,15 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         let lanes_per_row =
             default_lanes_per_row(mean_row(matrix), wide_fraction(&forward.offsets, in_flight));
         let half_rows = default_half_rows(mean_row(matrix), lanes_per_row);
+        let copy_rows = default_row_copies(lanes_per_row, half_rows);
         let (forward_order, backward_order) =
-            Self::orders(gpu, matrix, [&forward, &backward], lanes_per_row, true)?;
+            Self::orders(gpu, matrix, [&forward, &backward], lanes_per_row, copy_rows)?;
         Ok(SyncFreeSmoother {
             matrix,
             levels: [forward, backward],
             lanes_per_row,
             default_lanes: lanes_per_row,
+            default_copies: copy_rows,
             half_rows,
             forward_order,
             backward_order,
@@ -352,10 +363,11 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         Ok(self)
     }
 
-    /// Keeps each direction's copy of the matrix's rows in its order (`true`, the default:
-    /// faster where a level's rows are scattered over the matrix) or reads the matrix in
-    /// place (`false`: no copy, half the memory). The default copies only where the device
-    /// has room for the copies. Either gives the same result.
+    /// Keeps each direction's copy of the matrix's rows in its order (`true`) or reads the
+    /// matrix in place (`false`: no copies, no memory beyond the matrix); by default as
+    /// [`default_row_copies`] says at the default lanes and rows, a choice the other `with_`
+    /// settings keep. Copies are made only where the device has room for them. Either gives
+    /// the same result.
     pub fn with_row_copies(mut self, gpu: &Gpu, copy: bool) -> Result<Self> {
         if copy != self.copies_rows() {
             let [forward, backward] = &self.levels;
@@ -549,8 +561,8 @@ impl<T: Scalar> Smoother<T> for SyncFreeSmoother<'_, T> {
         if self.warps_per_sm != FULL_WARPS_PER_SM {
             name += &format!("-{}warps-per-sm", self.warps_per_sm);
         }
-        if !self.copies_rows() {
-            name += "-no-copy";
+        if self.copies_rows() != self.default_copies {
+            name += if self.copies_rows() { "-row-copies" } else { "-no-row-copies" };
         }
         if self.backoff_ns != 0 {
             name += &format!("-backoff{}ns", self.backoff_ns);
@@ -577,7 +589,7 @@ impl<T: Scalar> Smoother<T> for SyncFreeSmoother<'_, T> {
 
 #[cfg(test)]
 mod tests {
-    use super::{default_half_rows, default_lanes_per_row};
+    use super::{default_half_rows, default_lanes_per_row, default_row_copies};
 
     #[test]
     fn lanes_follow_row_length_in_wide_levels_only() {
@@ -602,5 +614,12 @@ mod tests {
         assert!(!default_half_rows(7.0, 8));
         assert!(default_half_rows(7.0, 4));
         assert!(!default_half_rows(9.0, 16));
+    }
+
+    #[test]
+    fn rows_copied_where_a_warp_reads_several_rows_or_halves() {
+        assert!(default_row_copies(8, false));
+        assert!(default_row_copies(32, true));
+        assert!(!default_row_copies(32, false));
     }
 }
