@@ -215,8 +215,8 @@ impl<const SIGNAL: u32> Handover<SIGNAL> {
 /// warp holds at once share a level and never wait on each other), each entry four values:
 /// the row, its first entry, its diagonal entry and its end: one 16-byte load gives a row and
 /// its extent, a round trip to memory fewer than reading `row_ptr` after `order`. The extents
-/// index `col_idx` and `values`: the matrix's, or the host's copy of its rows in `order`'s
-/// sequence ([`copy_rows_in_order`]).
+/// index `col_idx` and `values`: the matrix's, or a copy of its rows in `order`'s sequence
+/// ([`copy_rows_in_order`]).
 /// `inverse_diagonal` holds the rows' 1 / a_ii in the same sequence, read in order rather than
 /// gathered. Warp `w` of the grid's `W` takes the warp slots `first_slot + w`, `+ W`, `+ 2W`,
 /// ... of `order` (a slot is `32 / lanes_per_row` rows; `first_slot` is 0 but for a test of
