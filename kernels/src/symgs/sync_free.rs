@@ -301,7 +301,10 @@ pub unsafe fn sweep<T: Float + Unset, const SIGNAL: u32, const ROWS: u32>(
                 (true, true) => (first, diagonal),
                 (true, false) => (diagonal + 1, end),
             };
-            let mut add = |col: u32, a: T| {
+            let mut j = start + lane;
+            while j < stop {
+                let col = unsafe { load_stream(col_idx.add(j as usize)) };
+                let a = unsafe { load_stream(values.add(j as usize)) };
                 let waited = half_rows || updated_earlier(forward, row, col);
                 let x = if waited {
                     // A row given up on leaves the sum wrong: the host discards the sweep.
@@ -316,12 +319,6 @@ pub unsafe fn sweep<T: Float + Unset, const SIGNAL: u32, const ROWS: u32>(
                 } else {
                     sum = a.mul_add(x, sum);
                 }
-            };
-            let mut j = start + lane;
-            while j < stop {
-                add(unsafe { load_stream(col_idx.add(j as usize)) }, unsafe {
-                    load_stream(values.add(j as usize))
-                });
                 j += lanes_per_row;
             }
         }
