@@ -702,6 +702,7 @@ fn symgs_a_stuck_sync_free_wait_is_an_error_not_a_hang() {
         compare(&gpu.download(&x).unwrap(), &expect, 1e-3).check(&what, tolerance(&a)).unwrap();
     }
 }
+
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn symgs_level_lists_that_do_not_fit_the_matrix_are_refused() {

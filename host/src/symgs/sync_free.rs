@@ -218,7 +218,8 @@ impl<T: Scalar> SweepOrder<T> {
             Err(Error::OutOfMemory { .. }) => return Ok(()),
             Err(e) => return Err(e),
         };
-        // SAFETY: `len` entries of a checked matrix's rows; offsets leaving each its length.
+        // SAFETY: an entry per offset, each a row of a checked matrix or padding; offsets
+        // leaving each row its length.
         unsafe {
             kernels::copy_rows_in_order(
                 gpu,
@@ -356,11 +357,19 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         if lanes == self.lanes_per_row {
             return Ok(self);
         }
+        let copy_rows = self.copies_rows();
+        self.rebuild_orders(gpu, lanes, copy_rows)?;
+        Ok(self)
+    }
+
+    /// Both directions' orders built again at `lanes` lanes a row, with or without copies of
+    /// the rows.
+    fn rebuild_orders(&mut self, gpu: &Gpu, lanes: u32, copy_rows: bool) -> Result<()> {
         let [forward, backward] = &self.levels;
         (self.forward_order, self.backward_order) =
-            Self::orders(gpu, self.matrix, [forward, backward], lanes, self.copies_rows())?;
+            Self::orders(gpu, self.matrix, [forward, backward], lanes, copy_rows)?;
         self.lanes_per_row = lanes;
-        Ok(self)
+        Ok(())
     }
 
     /// Keeps each direction's copy of the matrix's rows in its order (`true`) or reads the
@@ -370,9 +379,7 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
     /// the same result.
     pub fn with_row_copies(mut self, gpu: &Gpu, copy: bool) -> Result<Self> {
         if copy != self.copies_rows() {
-            let [forward, backward] = &self.levels;
-            (self.forward_order, self.backward_order) =
-                Self::orders(gpu, self.matrix, [forward, backward], self.lanes_per_row, copy)?;
+            self.rebuild_orders(gpu, self.lanes_per_row, copy)?;
         }
         Ok(self)
     }
