@@ -112,6 +112,7 @@ fn run<T: Scalar + CublasGemm>(s: &mut Session, n: usize, vendor_size: bool) {
         GemmKernel::Dmma,
         GemmKernel::Dmma16,
         GemmKernel::DmmaPipelined,
+        GemmKernel::DmmaTma,
         GemmKernel::Tf32,
         GemmKernel::Tf32Wgmma,
     ];

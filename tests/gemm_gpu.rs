@@ -12,10 +12,12 @@ use rgla::verify::compare;
 use rgla::{Gpu, Scalar};
 
 /// (m, k, n): one element, sizes off every tile, k = 1 and tall and skinny, a wide short
-/// product, a square one, and one just past the tiles.
-const SHAPES: [(usize, usize, usize); 7] = [
+/// product, a square one, and one just past the tiles; more k-tiles than `dmma-tma`'s stages,
+/// the last one partial, with n a multiple of its column groups but not of its tile.
+const SHAPES: [(usize, usize, usize); 8] = [
     (1, 1, 1),
     (31, 33, 17),
+    (129, 83, 72),
     (1000, 7, 513),
     (5000, 1, 3),
     (2, 3000, 7),
@@ -69,11 +71,16 @@ fn gemm_errors_name_the_problem() {
     let mut c = gpu.zeros::<f32>(4).unwrap();
     let err = gemm::gemm(&gpu, GemmKernel::Dmma, 2, 2, 3, &a, &a, &mut c).unwrap_err().to_string();
     assert!(err.contains("f64 only"), "{err}");
-    // The tensor-core kernels exist for this GPU in f64 (dmma16 and dmma-pipelined on sm_90 only).
+    // The tensor-core kernels exist for this GPU in f64 (dmma16 and dmma-pipelined on sm_90 only,
+    // dmma-tma in the sm_90a module).
     assert!(GemmKernel::Dmma.supports::<f64>(&gpu));
     assert_eq!(GemmKernel::Dmma16.supports::<f64>(&gpu), gpu.ptx_arch() >= 90);
     assert_eq!(GemmKernel::DmmaPipelined.supports::<f64>(&gpu), gpu.ptx_arch() >= 90);
     assert!(!GemmKernel::DmmaPipelined.supports::<f32>(&gpu));
+    assert_eq!(GemmKernel::DmmaTma.supports::<f64>(&gpu), gpu.ptx_name() == "sm_90a");
+    assert!(!GemmKernel::DmmaTma.supports::<f32>(&gpu));
+    let err = gemm::gemm(&gpu, GemmKernel::DmmaTma, 2, 2, 3, &a, &a, &mut c).unwrap_err().to_string();
+    assert!(err.contains("f64 only"), "{err}");
     assert!(!GemmKernel::Tf32.supports::<f64>(&gpu));
     let (a, b) = (gpu.zeros::<f64>(6).unwrap(), gpu.zeros::<f64>(6).unwrap());
     let mut c = gpu.zeros::<f64>(4).unwrap();

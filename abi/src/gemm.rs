@@ -146,3 +146,28 @@ pub const fn wgmma_shared_bytes() -> usize {
 }
 
 const _: () = assert!(wgmma_stage_bytes().is_multiple_of(1024) && WGMMA_BK * 4 == 128);
+
+/// `gemm::dmma_tma` (f64, sm_90): the pipelined kernel's f64 tiles (`PipelinedShape::of(8)`:
+/// 128 x 64 block tiles, k-tiles of 16, 2 x 2 warps), DMMA_TMA_STAGES stages copied by the
+/// tensor memory accelerator: A's tile in rows of 128 bytes (the 128-byte swizzle), B's in
+/// boxes of DMMA_TMA_B_BOX columns (64-byte rows, unswizzled).
+pub const DMMA_TMA_STAGES: u32 = 4;
+pub const DMMA_TMA_B_BOX: u32 = 8;
+
+/// Bytes of one stage of `dmma_tma` (a multiple of 1024, as the swizzle needs).
+pub const fn dmma_tma_stage_bytes() -> u32 {
+    let shape = PipelinedShape::of(8);
+    (shape.tile_m + shape.tile_n) * shape.k * 8
+}
+
+/// Dynamic shared bytes of `dmma_tma`: the stages (the C tile reuses them), two mbarriers per
+/// stage (copies landed, stage freed), and 1024 bytes to align the stages.
+pub const fn dmma_tma_shared_bytes() -> usize {
+    (DMMA_TMA_STAGES * dmma_tma_stage_bytes() + 16 * DMMA_TMA_STAGES + 1024) as usize
+}
+
+const _: () = {
+    let shape = PipelinedShape::of(8);
+    assert!(dmma_tma_stage_bytes().is_multiple_of(1024) && shape.k * 8 == 128);
+    assert!(shape.tile_m * shape.c_stride * 8 <= DMMA_TMA_STAGES * dmma_tma_stage_bytes());
+};

@@ -187,7 +187,7 @@ struct GemmArgs {
     k: usize,
     #[arg(long)]
     n: usize,
-    /// `tiled`, `blocked`, `blocked-wide` (f32), `dmma`, `dmma16`, `dmma-pipelined` (f64),
+    /// `tiled`, `blocked`, `blocked-wide` (f32), `dmma`, `dmma16`, `dmma-pipelined`, `dmma-tma` (f64),
     /// `tf32` (f32 on TF32 tensor cores), `tf32-wgmma` (the same through Hopper's warpgroup
     /// MMA, H100 and H200), `cublas`, `cublas-tf32`, `cpu-serial` or `cpu-rayon`.
     #[arg(long, default_value = "blocked")]
@@ -513,7 +513,7 @@ fn run_gemm<T: Scalar + CublasGemm>(args: &GemmArgs) -> Result<()> {
             } else {
                 let kernel = GemmKernel::from_name(name, args.tile).ok_or_else(|| {
                     Error::InvalidInput(format!(
-                        "unknown GEMM kernel `{name}` (tiled --tile 2|4|8|16|32, blocked, blocked-wide (f32), dmma, dmma16, dmma-pipelined, tf32, tf32-wgmma, cublas, cublas-tf32, cpu-serial, cpu-rayon)"
+                        "unknown GEMM kernel `{name}` (tiled --tile 2|4|8|16|32, blocked, blocked-wide (f32), dmma, dmma16, dmma-pipelined, dmma-tma, tf32, tf32-wgmma, cublas, cublas-tf32, cpu-serial, cpu-rayon)"
                     ))
                 })?;
                 gemm::gemm(&gpu, kernel, m, n, k, &da, &db, &mut dc)?;

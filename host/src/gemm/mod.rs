@@ -48,6 +48,12 @@ pub enum GemmKernel {
     /// Hopper's m16n8k8 on 128 x 64 tiles fed by a 3-stage cp.async pipeline (sm_90 module
     /// only).
     DmmaPipelined,
+    /// `DmmaPipelined`'s tiles and DMMAs fed by the tensor memory accelerator, each k-step's
+    /// fragments loaded during the previous k-step's DMMAs (the sm_90a module only: H100 and
+    /// H200). The copy
+    /// engine reads rows that start 16-byte aligned: where k or n is odd, A or B is copied into
+    /// aligned rows first.
+    DmmaTma,
     /// f32 on tensor cores: the same kernel as `DmmaPipelined` with the inputs rounded to TF32
     /// (10 mantissa bits) and f32 accumulators (sm_90 module only). Not f32-accurate: its error
     /// is [`tf32_error_bound`]'s order.
@@ -69,6 +75,7 @@ impl GemmKernel {
             GemmKernel::Dmma => "dmma".into(),
             GemmKernel::Dmma16 => "dmma16".into(),
             GemmKernel::DmmaPipelined => "dmma-pipelined".into(),
+            GemmKernel::DmmaTma => "dmma-tma".into(),
             GemmKernel::Tf32 => "tf32".into(),
             GemmKernel::Tf32Wgmma => "tf32-wgmma".into(),
         }
@@ -82,6 +89,7 @@ impl GemmKernel {
             "dmma" => Some(GemmKernel::Dmma),
             "dmma16" => Some(GemmKernel::Dmma16),
             "dmma-pipelined" => Some(GemmKernel::DmmaPipelined),
+            "dmma-tma" => Some(GemmKernel::DmmaTma),
             "tf32" => Some(GemmKernel::Tf32),
             "tf32-wgmma" => Some(GemmKernel::Tf32Wgmma),
             other => {
@@ -97,6 +105,7 @@ impl GemmKernel {
         match self {
             GemmKernel::BlockedWide => T::NAME == "f32",
             GemmKernel::Dmma => T::NAME == "f64",
+            GemmKernel::DmmaTma => T::NAME == "f64" && gpu.ptx_name() == "sm_90a",
             GemmKernel::Dmma16 | GemmKernel::DmmaPipelined => T::NAME == "f64" && gpu.ptx_arch() >= 90,
             GemmKernel::Tf32 => T::NAME == "f32" && gpu.ptx_arch() >= 90,
             GemmKernel::Tf32Wgmma => T::NAME == "f32" && gpu.ptx_name() == "sm_90a",
@@ -118,6 +127,7 @@ impl GemmKernel {
             GemmKernel::Dmma,
             GemmKernel::Dmma16,
             GemmKernel::DmmaPipelined,
+            GemmKernel::DmmaTma,
             GemmKernel::Tf32,
             GemmKernel::Tf32Wgmma,
         ]);
@@ -211,6 +221,20 @@ pub fn gemm<T: Scalar>(
                 let (a, b) = (aligned_view(a, &a_copy, m, k)?, aligned_view(b, &b_copy, k, n)?);
                 kernels::pipelined::strided(gpu, launch, m32, n32, k32, a, b, c)
             }
+            GemmKernel::DmmaTma => {
+                let (Some(a64), Some(b64), Some(c64), true) =
+                    (as_f64(a), as_f64(b), as_f64_mut(c), kernel.supports::<T>(gpu))
+                else {
+                    return Err(Error::InvalidInput(
+                        "the dmma-tma tensor-core kernel is f64 only, on H100 and H200 GPUs (the sm_90a module)".into(),
+                    ));
+                };
+                // (A tensor map cannot describe an empty matrix.)
+                if k == 0 {
+                    return gemm(gpu, GemmKernel::DmmaPipelined, m, n, k, a, b, c);
+                }
+                dmma_tma(gpu, m, n, k, a64, b64, c64)
+            }
             GemmKernel::Tf32Wgmma => {
                 let (Some(a32), Some(b32), Some(c32), true) =
                     (as_f32(a), as_f32(b), as_f32_mut(c), kernel.supports::<T>(gpu))
@@ -268,6 +292,44 @@ fn tf32_wgmma(
     // SAFETY: the maps describe A (m x k) and B (k x n), and live until the kernel is done (the
     // stream orders their release after it); C holds m x n (checked).
     unsafe { kernels::wgmma::tf32(gpu, wgmma_launch(m, n, true), m as u32, n as u32, k as u32, &*maps, c) }
+}
+
+/// `dmma-tma` on dense matrices. The copy engine reads rows that start 16-byte aligned: A or B
+/// whose rows do not (k or n odd) goes through a copy in aligned rows.
+fn dmma_tma(
+    gpu: &Gpu,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &CudaSlice<f64>,
+    b: &CudaSlice<f64>,
+    c: &mut CudaSlice<f64>,
+) -> Result<()> {
+    use abi::gemm::{DMMA_TMA_B_BOX, PipelinedShape, dmma_tma_shared_bytes};
+    // B is read in groups of DMMA_TMA_B_BOX columns, which must not reach past its rows.
+    let b_copy = if n.is_multiple_of(DMMA_TMA_B_BOX as usize) {
+        aligned_rows(gpu, k, n, b)?
+    } else {
+        padded_rows(gpu, b, (k, n), k)?
+    };
+    let a_copy = aligned_rows(gpu, m, k, a)?;
+    let (a_view, b_view) = (aligned_view(a, &a_copy, m, k)?, aligned_view(b, &b_copy, k, n)?);
+    let b_grouped = b_view.strided().ld.is_multiple_of(DMMA_TMA_B_BOX);
+    if !(tensor_map::swizzle_fits(&a_view) && tensor_map::swizzle_fits(&b_view) && b_grouped) {
+        // (No room for the copies.)
+        return gemm(gpu, GemmKernel::DmmaPipelined, m, n, k, a, b, c);
+    }
+    let shape = PipelinedShape::of(8);
+    let maps = [
+        tensor_map::encode(&a_view, (shape.k, shape.tile_m), tensor_map::Swizzle::Rows128)?,
+        tensor_map::encode_column_groups(&b_view, DMMA_TMA_B_BOX, (shape.tile_n / DMMA_TMA_B_BOX, shape.k))?,
+    ];
+    let maps = tensor_map::on_device(gpu.into(), &maps.concat())?;
+    let launch = Launch::linear(shape.blocks(m, n) * shape.threads as usize, shape.threads)
+        .shared(dmma_tma_shared_bytes());
+    // SAFETY: the maps describe A (m x k) and B (k x n), and live until the kernel is done (the
+    // stream orders their release after it); C holds m x n (checked).
+    unsafe { kernels::dmma_tma::dmma_tma(gpu, launch, m as u32, n as u32, k as u32, &*maps, c) }
 }
 
 /// A copy of the dense rows x cols matrix `a` with rows starting on 128-byte lines, where its

@@ -102,6 +102,28 @@ pub unsafe fn load_tile(destination: u32, map: *const u64, column: u32, row: u32
     };
 }
 
+/// As [`load_tile`] for a map of three dimensions: the box whose first element is (`x`, `y`,
+/// `z`).
+///
+/// # Safety
+/// As [`load_tile`].
+#[inline(always)]
+pub unsafe fn load_box_3d(destination: u32, map: *const u64, [x, y, z]: [u32; 3], landed: Barrier) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        asm!(
+            "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{d}], [{m}, {{{x}, {y}, {z}}}], [{b}];",
+            d = in(reg32) destination,
+            m = in(reg64) map,
+            x = in(reg32) x,
+            y = in(reg32) y,
+            z = in(reg32) z,
+            b = in(reg32) landed.0,
+            options(nostack),
+        )
+    };
+}
+
 /// As [`load_tile`], the tile written at `destination` in every block of the cluster named by
 /// `blocks` (bit r: the block of rank r), each counting its bytes on its own `landed` (the
 /// same shared-window address in each block).

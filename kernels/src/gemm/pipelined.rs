@@ -156,17 +156,39 @@ pub(super) unsafe fn main_loop<T: Mma16x8x8>(
         write = if write + 1 == stages { 0 } else { write + 1 };
     }
 
-    // The block's C tile goes through shared memory (the stages are free once every warp is
-    // past the last k-tile): fragments in, then coalesced, bounds-checked rows out.
+    // The stages are free once every warp is past the last k-tile.
     sync_threads();
-    let c_tile = tiles;
+    // SAFETY: the block's tile of C, the stages' shared memory holding its C tile.
+    unsafe {
+        store_block_tile(&acc, tiles, (warp_row + g, warp_col + 2 * t), c, (m, n), (row0, col0), epilogue)
+    };
+}
+
+/// Stores (or subtracts) the block's accumulators to its tile of C at (row0, col0): through
+/// `c_tile` in shared memory (fragments in, then coalesced, bounds-checked rows out). Lane (g,
+/// t) of the warp at (warp_row, warp_col) passes `fragment` = (warp_row + g, warp_col + 2t).
+///
+/// # Safety
+/// `c_tile` holds the C tile of `PipelinedShape::of(size_of T)` in shared memory that no warp
+/// reads or writes any more (a block barrier before); C is an m x n block; every thread of the
+/// block calls this.
+#[inline(always)]
+pub(super) unsafe fn store_block_tile<T: Mma16x8x8>(
+    acc: &[[[T; 4]; NT]; MT],
+    c_tile: SharedArray<T>,
+    (row, col): (u32, u32),
+    c: StridedMut<T>,
+    (m, n): (u32, u32),
+    (row0, col0): (u32, u32),
+    epilogue: Epilogue,
+) {
+    let shape = const { PipelinedShape::of(size_of::<T>()) };
     // Lane (g, t) holds C[16i + g][8j + 2t + {0, 1}] and the same 8 rows down.
-    let fragment = (warp_row + g) * shape.c_stride + warp_col + 2 * t;
+    let fragment = row * shape.c_stride + col;
     for (i, row_tiles) in acc.iter().enumerate() {
         for (j, &[d0, d1, d2, d3]) in row_tiles.iter().enumerate() {
             let at = fragment + 16 * i as u32 * shape.c_stride + 8 * j as u32;
-            // SAFETY: rows < BM, columns < BN of the C tile, which fits in the stages (checked
-            // at compile time).
+            // SAFETY: rows < BM, columns < BN of the C tile, by the contract.
             unsafe {
                 c_tile.set(at, d0);
                 c_tile.set(at + 1, d1);
@@ -177,7 +199,7 @@ pub(super) unsafe fn main_loop<T: Mma16x8x8>(
     }
     sync_threads();
     // SAFETY: every store is checked against m and n; the C tile was written above.
-    unsafe { store_tile(c_tile, shape, c, m, n, row0, col0, tid, epilogue) };
+    unsafe { store_tile(c_tile, shape, c, m, n, row0, col0, thread_idx_x(), epilogue) };
 }
 
 /// Sixteen bytes of elements, the unit of a vector access.

@@ -27,14 +27,14 @@ const REDUCED_PRECISION: [(&str, &str, &str); 2] =
 /// - symgs: `sync-free-values`, the fastest smoother in the sequential order (the one
 ///   `examples/pcg.rs` uses; multicolor is faster but a different smoother);
 /// - pcg: the same smoother (the bench runs it with 16 warps per SM where not at full width);
-/// - gemm: `dmma-pipelined` (f64 tensor cores), `blocked-wide` (f32, SIMT; `blocked` in runs
-///   from before it);
+/// - gemm: `dmma-tma` (f64 tensor cores; `dmma-pipelined` in runs from before it),
+///   `blocked-wide` (f32, SIMT; `blocked` in runs from before it);
 /// - solve: `blocked`, the blocked LU with getrs.
 const DEFAULT_KERNELS: [(&str, &str, &[&str]); 6] = [
     ("spmv", "", &["csr-adaptive"]),
     ("symgs", "", &["sync-free-values"]),
     ("pcg", "", &["sync-free-values", "sync-free-values-16warps-per-sm"]),
-    ("gemm", "f64", &["dmma-pipelined"]),
+    ("gemm", "f64", &["dmma-tma", "dmma-pipelined"]),
     ("gemm", "f32", &["blocked-wide", "blocked"]),
     ("solve", "", &["blocked"]),
 ];

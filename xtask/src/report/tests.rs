@@ -379,7 +379,7 @@ fn sized_inputs_get_a_throughput_plot() {
     let (header, table) = table_with_header(&md, "#### n=4096, f64");
     assert_eq!(header, ["kernel", "time (ms)", "TFLOPS", "vs vendor"], "no GB/s or CPU columns for GEMM");
     assert_eq!(table[1], ["tiled (best of ours)", "13.7", "10.0", "0.20x"]);
-    // The default kernel (dmma-pipelined) did not run: the headline says so.
+    // The default kernel (dmma-tma, or dmma-pipelined) did not run: the headline says so.
     assert!(md.contains("**tiled** (our best by geometric mean; the default kernel did not run)"), "{md}");
     // Without a known device, no peak line; ticks at the measured n.
     let svg = fs::read_to_string(out.join("gemm-throughput-f64.svg")).unwrap();
