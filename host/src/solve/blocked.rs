@@ -457,12 +457,11 @@ impl<T: Scalar> BlockedLu<T> {
     }
 
     /// The kernel of the updates inside a block column and its block row (k = the panel
-    /// width): the tensor maps of `Wgmma` and `DmmaTma` are kept for the trailing updates only
-    /// (those inside are many, and some run on the panel stream), so these run `Pipelined` in
-    /// their place.
+    /// width): `Wgmma`'s tensor maps are kept for the trailing updates only (those inside are
+    /// many, and some run on the panel stream), so these run `Pipelined` in its place.
     fn panel_update(&self) -> UpdateKernel {
         match self.update {
-            UpdateKernel::Wgmma | UpdateKernel::DmmaTma => UpdateKernel::Pipelined,
+            UpdateKernel::Wgmma => UpdateKernel::Pipelined,
             kernel => kernel,
         }
     }
