@@ -50,9 +50,9 @@ pub enum GemmKernel {
     DmmaPipelined,
     /// `DmmaPipelined`'s tiles and DMMAs fed by the tensor memory accelerator, each k-step's
     /// fragments loaded during the previous k-step's DMMAs (the sm_90a module only: H100 and
-    /// H200). The copy
-    /// engine reads rows that start 16-byte aligned: where k or n is odd, A or B is copied into
-    /// aligned rows first.
+    /// H200). The copy engine reads rows that start 16-byte aligned, and B in groups of 8
+    /// columns: where k is odd, A is copied into aligned rows first, and where n is not a
+    /// multiple of 8, B into rows padded to 128-byte lines.
     DmmaTma,
     /// f32 on tensor cores: the same kernel as `DmmaPipelined` with the inputs rounded to TF32
     /// (10 mantissa bits) and f32 accumulators (sm_90 module only). Not f32-accurate: its error
@@ -294,8 +294,8 @@ fn tf32_wgmma(
     unsafe { kernels::wgmma::tf32(gpu, wgmma_launch(m, n, true), m as u32, n as u32, k as u32, &*maps, c) }
 }
 
-/// `dmma-tma` on dense matrices. The copy engine reads rows that start 16-byte aligned: A or B
-/// whose rows do not (k or n odd) goes through a copy in aligned rows.
+/// `dmma-tma` on dense matrices, A or B through a copy where the copy engine cannot read them
+/// ([`GemmKernel::DmmaTma`]); `dmma-pipelined` where there is no room for the copy.
 fn dmma_tma(
     gpu: &Gpu,
     m: usize,
