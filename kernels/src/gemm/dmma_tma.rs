@@ -108,17 +108,19 @@ pub unsafe fn dmma_tma(m: u32, n: u32, k: u32, maps: *const u64, c: *mut f64) {
         let s = kt % STAGES;
         let second = unsafe { lanes.fragments(tiles, s, 8) };
         mma_step(&mut acc, current);
-        // The warp has read the stage: the copy engine may refill it.
-        warp::sync_warp();
-        if lane_id() == 0 {
-            freed(s).arrive();
-        }
         if kt + 1 < k_tiles {
             let next = (kt + 1) % STAGES;
             landed(next).wait((kt + 1) / STAGES % 2);
             current = unsafe { lanes.fragments(tiles, next, 0) };
         }
         mma_step(&mut acc, second);
+        // The warp is done with the stage once its DMMAs have taken the fragments read from it:
+        // an arrival right after the loads could let the copy engine refill the stage before
+        // their values land (PERF.md).
+        warp::sync_warp();
+        if lane_id() == 0 {
+            freed(s).arrive();
+        }
     }
 
     // The stages are free: every copy queued has landed and every warp is past its reads.
