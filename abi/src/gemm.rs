@@ -147,12 +147,12 @@ pub const fn wgmma_shared_bytes() -> usize {
 
 const _: () = assert!(wgmma_stage_bytes().is_multiple_of(1024) && WGMMA_BK * 4 == 128);
 
-/// `gemm::dmma_tma` (f64, sm_90): the pipelined kernel's f64 tiles (`PipelinedShape::of(8)`:
-/// 128 x 64 block tiles, k-tiles of 16, 2 x 2 warps), DMMA_TMA_STAGES stages copied by the
-/// tensor memory accelerator: A's tile in rows of 128 bytes (the 128-byte swizzle), B's in
-/// boxes of DMMA_TMA_B_BOX columns (64-byte rows, unswizzled).
+/// `gemm::dmma_tma` (f64, the sm_90a module): the pipelined kernel's f64 tiles
+/// (`PipelinedShape::of(8)`: 128 x 64 block tiles, k-tiles of 16, 2 x 2 warps), DMMA_TMA_STAGES
+/// stages copied by the tensor memory accelerator: A's tile in rows of 128 bytes (the 128-byte
+/// swizzle), B's in groups of DMMA_TMA_B_GROUP columns (rows of 64 bytes, unswizzled).
 pub const DMMA_TMA_STAGES: u32 = 4;
-pub const DMMA_TMA_B_BOX: u32 = 8;
+pub const DMMA_TMA_B_GROUP: u32 = 8;
 
 /// Bytes of one stage of `dmma_tma` (a multiple of 1024, as the swizzle needs).
 pub const fn dmma_tma_stage_bytes() -> u32 {

@@ -305,16 +305,16 @@ fn dmma_tma(
     b: &CudaSlice<f64>,
     c: &mut CudaSlice<f64>,
 ) -> Result<()> {
-    use abi::gemm::{DMMA_TMA_B_BOX, PipelinedShape, dmma_tma_shared_bytes};
-    // B is read in groups of DMMA_TMA_B_BOX columns, which must not reach past its rows.
-    let b_copy = if n.is_multiple_of(DMMA_TMA_B_BOX as usize) {
+    use abi::gemm::{DMMA_TMA_B_GROUP, PipelinedShape, dmma_tma_shared_bytes};
+    // B is read in groups of DMMA_TMA_B_GROUP columns, which must not reach past its rows.
+    let b_copy = if n.is_multiple_of(DMMA_TMA_B_GROUP as usize) {
         aligned_rows(gpu, k, n, b)?
     } else {
         padded_rows(gpu, b, (k, n), k)?
     };
     let a_copy = aligned_rows(gpu, m, k, a)?;
     let (a_view, b_view) = (aligned_view(a, &a_copy, m, k)?, aligned_view(b, &b_copy, k, n)?);
-    let b_grouped = b_view.strided().ld.is_multiple_of(DMMA_TMA_B_BOX);
+    let b_grouped = b_view.strided().ld.is_multiple_of(DMMA_TMA_B_GROUP);
     if !(tensor_map::swizzle_fits(&a_view) && tensor_map::swizzle_fits(&b_view) && b_grouped) {
         // (No room for the copies.)
         return gemm(gpu, GemmKernel::DmmaPipelined, m, n, k, a, b, c);
@@ -322,7 +322,11 @@ fn dmma_tma(
     let shape = PipelinedShape::of(8);
     let maps = [
         tensor_map::encode(&a_view, (shape.k, shape.tile_m), tensor_map::Swizzle::Rows128)?,
-        tensor_map::encode_column_groups(&b_view, DMMA_TMA_B_BOX, (shape.tile_n / DMMA_TMA_B_BOX, shape.k))?,
+        tensor_map::encode_column_groups(
+            &b_view,
+            DMMA_TMA_B_GROUP,
+            (shape.tile_n / DMMA_TMA_B_GROUP, shape.k),
+        )?,
     ];
     let maps = tensor_map::on_device(gpu.into(), &maps.concat())?;
     let launch = Launch::linear(shape.blocks(m, n) * shape.threads as usize, shape.threads)

@@ -42,9 +42,9 @@ pub(crate) fn encode<T: Scalar>(
 
 /// A tensor map over the row-major block `matrix` seen as groups of `group` columns: three
 /// dimensions (a column in its group, the row, the group), read in boxes of `groups` groups of
-/// `box_rows` rows, which land group after group. The groups must not reach past the block's
-/// rows in memory (`group` divides its row stride, and its columns fill whole groups or the
-/// rest of each row is padding).
+/// `box_rows` rows, which land group after group. The engine does not stop a group at the
+/// block's last column: the caller makes sure that memory is there (whole groups, or rows
+/// padded to whole groups).
 pub(crate) fn encode_column_groups<T: Scalar>(
     matrix: &MatrixView<'_, T>,
     group: u32,

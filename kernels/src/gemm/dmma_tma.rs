@@ -7,13 +7,13 @@
 //! waits for its loads.
 //!
 //! Shared memory per stage: A's tile as 128 rows of 128 bytes in the 128-byte swizzle (16-byte
-//! chunk c of row r at chunk c ^ (r % 8)), then B's tile as groups of `DMMA_TMA_B_BOX` columns,
+//! chunk c of row r at chunk c ^ (r % 8)), then B's tile as groups of `DMMA_TMA_B_GROUP` columns,
 //! each a k-tile of rows of 64 bytes. The lanes' fragment reads then touch each bank twice, the
 //! least for 256 bytes. B comes in one box of a three-dimensional map (column in group, row,
 //! group), not a box per group: the copies of eight boxes a stage arrived late (PERF.md).
 
 use abi::StridedMut;
-use abi::gemm::{DMMA_TMA_B_BOX as B_BOX, DMMA_TMA_STAGES as STAGES, PipelinedShape, dmma_tma_stage_bytes};
+use abi::gemm::{DMMA_TMA_B_GROUP as GROUP, DMMA_TMA_STAGES as STAGES, PipelinedShape, dmma_tma_stage_bytes};
 
 use super::pipelined::{Epilogue, store_block_tile, tile_of_block};
 use crate::device::mma::dmma_m16n8k8;
@@ -28,7 +28,7 @@ const NT: usize = abi::gemm::PIPELINED_NT;
 /// Doubles of one stage, of A's tile in it, and of one group of B's columns.
 const STAGE_LEN: u32 = dmma_tma_stage_bytes() / 8;
 const A_LEN: u32 = SHAPE.tile_m * SHAPE.k;
-const B_BOX_LEN: u32 = SHAPE.k * B_BOX;
+const GROUP_LEN: u32 = SHAPE.k * GROUP;
 const _: () = assert!(SHAPE.threads == 128, "`dmma_tma`'s #[gpu::max_threads]");
 
 /// One k-step's fragments of a warp: A's 16 x 8 tiles down, B's 8 x 8 tiles across.
@@ -36,7 +36,7 @@ type Fragments = ([[f64; 4]; MT], [[f64; 2]; NT]);
 
 /// C = A B for row-major f64 matrices (A m x k, B k x n, C m x n). `maps` holds two tensor maps
 /// (16 words each, the host's `cuTensorMapEncodeTiled`): A in boxes of 16 columns x 128 rows
-/// (128-byte swizzle), and B seen as groups of `DMMA_TMA_B_BOX` columns (column, row, group) in
+/// (128-byte swizzle), and B seen as groups of `DMMA_TMA_B_GROUP` columns (column, row, group) in
 /// boxes of 16 rows of 8 groups (no swizzle); the engine fills zeros past the edges, so the
 /// copies need no bounds. Rows of A and B must start on 16-byte boundaries, and B's groups must
 /// not reach past its rows (the host copies a matrix that does not fit). Launch:
@@ -68,7 +68,7 @@ pub unsafe fn dmma_tma(m: u32, n: u32, k: u32, maps: *const u64, c: *mut f64) {
         // until `landed(s)` completes.
         unsafe {
             tma::load_tile(a_tile, a_map, kt * SHAPE.k, row0, landed(s));
-            tma::load_box_3d(a_tile + 8 * A_LEN, b_map, [0, kt * SHAPE.k, col0 / B_BOX], landed(s));
+            tma::load_box_3d(a_tile + 8 * A_LEN, b_map, [0, kt * SHAPE.k, col0 / GROUP], landed(s));
         }
     };
     let k_tiles = k.div_ceil(SHAPE.k);
@@ -164,7 +164,7 @@ impl LaneOffsets {
     #[inline(always)]
     fn new(row: u32, column: u32, t: u32) -> LaneOffsets {
         let a = row * SHAPE.k + 2 * ((t / 2) ^ (row % 8)) + t % 2;
-        let b = A_LEN + column / B_BOX * B_BOX_LEN + t * B_BOX + column % B_BOX;
+        let b = A_LEN + column / GROUP * GROUP_LEN + t * GROUP + column % GROUP;
         LaneOffsets { a, b }
     }
 
@@ -175,11 +175,11 @@ impl LaneOffsets {
     #[inline(always)]
     unsafe fn fragments(self, tiles: SharedArray<f64>, s: u32, kk: u32) -> Fragments {
         let stage = s * STAGE_LEN;
-        // SAFETY (both): inside stage s (rows < 128 of A's tile, rows < 16 of B's boxes).
+        // SAFETY (both): inside stage s (rows < 128 of A's tile, rows < 16 of B's groups).
         let a_at =
             |down: u32, right: u32| unsafe { tiles.get(stage + ((self.a + down * SHAPE.k) ^ (right + kk))) };
-        let b_at = |down: u32, box_: u32| unsafe {
-            tiles.get(stage + self.b + (kk + down) * B_BOX + box_ * B_BOX_LEN)
+        let b_at = |down: u32, group: u32| unsafe {
+            tiles.get(stage + self.b + (kk + down) * GROUP + group * GROUP_LEN)
         };
         let a = core::array::from_fn(|i| {
             let row = 16 * i as u32;
