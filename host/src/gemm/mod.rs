@@ -229,10 +229,6 @@ pub fn gemm<T: Scalar>(
                         "the dmma-tma tensor-core kernel is f64 only, on H100 and H200 GPUs (the sm_90a module)".into(),
                     ));
                 };
-                // (A tensor map cannot describe an empty matrix.)
-                if k == 0 {
-                    return gemm(gpu, GemmKernel::DmmaPipelined, m, n, k, a, b, c);
-                }
                 dmma_tma(gpu, m, n, k, a64, b64, c64)
             }
             GemmKernel::Tf32Wgmma => {
@@ -243,10 +239,6 @@ pub fn gemm<T: Scalar>(
                         "the tf32-wgmma kernel is f32 only, on H100 and H200 GPUs (the sm_90a module)".into(),
                     ));
                 };
-                // (A tensor map cannot describe an empty matrix.)
-                if k == 0 {
-                    return gemm(gpu, GemmKernel::Tf32, m, n, k, a, b, c);
-                }
                 tf32_wgmma(gpu, m, n, k, a32, b32, c32)
             }
             GemmKernel::Dmma | GemmKernel::Dmma16 => {
@@ -273,6 +265,8 @@ pub fn gemm<T: Scalar>(
 
 /// `tf32-wgmma` on dense matrices. The copy engine reads rows that start 16-byte aligned: A or
 /// B whose rows do not (k or n not a multiple of 4) goes through a copy in aligned rows.
+/// `tf32` where k is 0 (a tensor map cannot describe an empty matrix) or there is no room for
+/// the copies.
 fn tf32_wgmma(
     gpu: &Gpu,
     m: usize,
@@ -282,6 +276,9 @@ fn tf32_wgmma(
     b: &CudaSlice<f32>,
     c: &mut CudaSlice<f32>,
 ) -> Result<()> {
+    if k == 0 {
+        return gemm(gpu, GemmKernel::Tf32, m, n, k, a, b, c);
+    }
     let (a_copy, b_copy) = (aligned_rows(gpu, m, k, a)?, aligned_rows(gpu, k, n, b)?);
     let (a_view, b_view) = (aligned_view(a, &a_copy, m, k)?, aligned_view(b, &b_copy, k, n)?);
     if !(tensor_map::swizzle_fits(&a_view) && tensor_map::swizzle_fits(&b_view)) {
@@ -295,7 +292,8 @@ fn tf32_wgmma(
 }
 
 /// `dmma-tma` on dense matrices, A or B through a copy where the copy engine cannot read them
-/// ([`GemmKernel::DmmaTma`]); `dmma-pipelined` where there is no room for the copy.
+/// ([`GemmKernel::DmmaTma`]); `dmma-pipelined` where k is 0 (a tensor map cannot describe an
+/// empty matrix) or there is no room for the copy.
 fn dmma_tma(
     gpu: &Gpu,
     m: usize,
@@ -306,12 +304,14 @@ fn dmma_tma(
     c: &mut CudaSlice<f64>,
 ) -> Result<()> {
     use abi::gemm::{DMMA_TMA_B_GROUP, PipelinedShape, dmma_tma_shared_bytes};
-    // B is read in groups of DMMA_TMA_B_GROUP columns, which must not reach past its rows.
-    let b_copy = if n.is_multiple_of(DMMA_TMA_B_GROUP as usize) {
-        aligned_rows(gpu, k, n, b)?
-    } else {
-        padded_rows(gpu, b, (k, n), k)?
-    };
+    if k == 0 {
+        return gemm(gpu, GemmKernel::DmmaPipelined, m, n, k, a, b, c);
+    }
+    // B is read in groups of DMMA_TMA_B_GROUP columns, which must not reach past its rows:
+    // where n is not a multiple of the group, from rows padded to 128-byte lines (where it is,
+    // B's rows are 16-byte aligned already).
+    let b_copy =
+        if n.is_multiple_of(DMMA_TMA_B_GROUP as usize) { None } else { padded_rows(gpu, b, (k, n), k)? };
     let a_copy = aligned_rows(gpu, m, k, a)?;
     let (a_view, b_view) = (aligned_view(a, &a_copy, m, k)?, aligned_view(b, &b_copy, k, n)?);
     let b_grouped = b_view.strided().ld.is_multiple_of(DMMA_TMA_B_GROUP);
