@@ -153,7 +153,7 @@ fn run<T: Scalar>(s: &mut Session, table: &mut Vec<Record>, n: usize, vendor_siz
     let mut variants: Vec<_> =
         blocked::PANEL_WIDTHS.into_iter().flat_map(|w| exchanges.map(|e| (w, e, default_update))).collect();
     let other_update =
-        [UpdateKernel::Dmma, UpdateKernel::Pipelined].into_iter().find(|&u| u != default_update);
+        [UpdateKernel::Pipelined, UpdateKernel::Dmma].into_iter().find(|&u| u != default_update);
     if let Some(update) = other_update.filter(|_| T::NAME == "f64" && gpu.ptx_arch() >= 90) {
         variants.push((blocked::DEFAULT_PANEL_WIDTH, blocked::DEFAULT_EXCHANGE, update));
     }

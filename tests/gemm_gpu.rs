@@ -157,7 +157,9 @@ fn tf32_gemm_within_its_error_bound() {
 fn check_update<T: Scalar>(kernel: UpdateKernel, tolerance: f64) {
     let gpu = gpu();
     // (m, n, k, offset): offsets of 0 keep the rows 16-byte aligned (vector loads, the copy
-    // engine's tiles), 1 does not. 600 x 300 x 256: the LU's k, several tiles each way.
+    // engine's tiles), 1 does not. 600 x 300 x 256: the LU's k, several tiles each way. n not a
+    // multiple of 8 (70, 513, 300) leaves `DmmaTma` columns past its last group of 8; 200 x 128
+    // x 100 has none, and more k-tiles than its stages.
     for (m, n, k, offset) in [
         (1usize, 1usize, 1usize, 0usize),
         (31, 33, 17, 1),
@@ -165,6 +167,7 @@ fn check_update<T: Scalar>(kernel: UpdateKernel, tolerance: f64) {
         (1000, 513, 64, 0),
         (257, 300, 64, 1),
         (600, 300, 256, 0),
+        (200, 128, 100, 0),
     ] {
         // Every block a part of wider rows, their starts as aligned as the block's first.
         let ld = (n.max(k) + 4).next_multiple_of(4) + offset;
@@ -216,6 +219,7 @@ fn trailing_update_kernels() {
         eprintln!("SKIPPED: the pipelined update kernel needs an sm_90 GPU");
     }
     if gpu().ptx_name() == "sm_90a" {
+        check_update::<f64>(UpdateKernel::DmmaTma, 1e-13);
         check_update::<f32>(UpdateKernel::Wgmma, gemm::tf32_truncated_error_bound(256));
         // f32 only, and only on the GPU's own stream (where its tensor maps are kept).
         let gpu = gpu();
@@ -228,7 +232,11 @@ fn trailing_update_kernels() {
         let stream = gpu.urgent_stream().unwrap();
         let err = update(gpu.on(&stream), UpdateKernel::Wgmma, a, a, c).unwrap_err().to_string();
         assert!(err.contains("the GPU's own stream"), "{err}");
+        let mut c = gpu.zeros::<f32>(16).unwrap();
+        let c = MatrixViewMut::full(&mut c, 4, 4).unwrap();
+        let err = update(&gpu, UpdateKernel::DmmaTma, a, a, c).unwrap_err().to_string();
+        assert!(err.contains("f64 only"), "{err}");
     } else {
-        eprintln!("SKIPPED: the wgmma update kernel needs an H100 or H200 (the sm_90a module)");
+        eprintln!("SKIPPED: the wgmma and dmma-tma update kernels need an H100 or H200 (the sm_90a module)");
     }
 }

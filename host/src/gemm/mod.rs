@@ -303,7 +303,7 @@ fn dmma_tma(
     b: &CudaSlice<f64>,
     c: &mut CudaSlice<f64>,
 ) -> Result<()> {
-    use abi::gemm::{DMMA_TMA_B_GROUP, PipelinedShape, dmma_tma_shared_bytes};
+    use abi::gemm::DMMA_TMA_B_GROUP;
     if k == 0 {
         return gemm(gpu, GemmKernel::DmmaPipelined, m, n, k, a, b, c);
     }
@@ -319,21 +319,36 @@ fn dmma_tma(
         // (No room for the copies.)
         return gemm(gpu, GemmKernel::DmmaPipelined, m, n, k, a, b, c);
     }
-    let shape = PipelinedShape::of(8);
-    let maps = [
-        tensor_map::encode(&a_view, (shape.k, shape.tile_m), tensor_map::Swizzle::Rows128)?,
-        tensor_map::encode_column_groups(
-            &b_view,
-            DMMA_TMA_B_GROUP,
-            (shape.tile_n / DMMA_TMA_B_GROUP, shape.k),
-        )?,
-    ];
-    let maps = tensor_map::on_device(gpu.into(), &maps.concat())?;
-    let launch = Launch::linear(shape.blocks(m, n) * shape.threads as usize, shape.threads)
-        .shared(dmma_tma_shared_bytes());
+    let maps = dmma_tma_maps(gpu.into(), &a_view, &b_view)?;
     // SAFETY: the maps describe A (m x k) and B (k x n), and live until the kernel is done (the
     // stream orders their release after it); C holds m x n (checked).
-    unsafe { kernels::dmma_tma::dmma_tma(gpu, launch, m as u32, n as u32, k as u32, &*maps, c) }
+    unsafe {
+        kernels::dmma_tma::dmma_tma(gpu, dmma_tma_launch(m, n), m as u32, n as u32, k as u32, &*maps, c)
+    }
+}
+
+/// The tensor maps of the `dmma-tma` kernels' A and B (`gemm::dmma_tma`, and the update's), on
+/// the device, as [`wgmma_maps`]. B is read in groups of `abi::gemm::DMMA_TMA_B_GROUP` columns:
+/// the caller makes sure that the last group does not reach past B's memory.
+pub(crate) fn dmma_tma_maps(
+    queue: Queue,
+    a: &MatrixView<'_, f64>,
+    b: &MatrixView<'_, f64>,
+) -> Result<Arc<CudaSlice<u64>>> {
+    use abi::gemm::{DMMA_TMA_B_GROUP as GROUP, PipelinedShape};
+    let shape = PipelinedShape::of(8);
+    let maps = [
+        tensor_map::encode(a, (shape.k, shape.tile_m), tensor_map::Swizzle::Rows128)?,
+        tensor_map::encode_column_groups(b, GROUP, (shape.tile_n / GROUP, shape.k))?,
+    ];
+    tensor_map::on_device(queue, &maps.concat())
+}
+
+/// The launch of the `dmma-tma` kernels for an m x n C: one block per tile, in a 1D grid.
+pub(crate) fn dmma_tma_launch(m: usize, n: usize) -> Launch {
+    let shape = abi::gemm::PipelinedShape::of(8);
+    Launch::linear(shape.blocks(m, n) * shape.threads as usize, shape.threads)
+        .shared(abi::gemm::dmma_tma_shared_bytes())
 }
 
 /// A copy of the dense rows x cols matrix `a` with rows starting on 128-byte lines, where its

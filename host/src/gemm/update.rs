@@ -6,6 +6,9 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Launch, MatrixView, MatrixViewMut, Queue, tensor_map};
 use crate::kernels::gemm::update as kernels;
 
+/// Columns of a group of B in `UpdateKernel::DmmaTma`'s copies.
+const GROUP: usize = abi::gemm::DMMA_TMA_B_GROUP as usize;
+
 /// The kernel of the trailing update C -= A B.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UpdateKernel {
@@ -14,6 +17,10 @@ pub enum UpdateKernel {
     /// `gemm::pipelined`'s k-loop (m16n8k8, sm_90): f64 on DMMA, f32 through TF32 (not
     /// f32-accurate: the mixed-precision solve's factorisation).
     Pipelined,
+    /// `gemm::dmma_tma`'s k-loop (f64 DMMA fed by the tensor memory accelerator); f64 only,
+    /// sm_90a (H100, H200), on the GPU's own stream (where its tensor maps are kept). Blocks the
+    /// copy engine cannot read, and the last n % 8 columns, run `Pipelined`.
+    DmmaTma,
     /// Hopper's warpgroup MMA with TF32 inputs (truncated by the tensor cores), fed by the
     /// tensor memory accelerator; f32 only, sm_90a (H100, H200), on the GPU's own stream
     /// (where its tensor maps are kept: `gpu::tensor_map::on_device`). Blocks the copy engine
@@ -24,10 +31,11 @@ pub enum UpdateKernel {
 }
 
 impl UpdateKernel {
-    /// Tensor cores for f64 (`Pipelined` on sm_90, the faster in the blocked LU there: PERF.md),
-    /// SIMT for f32 (f32-accurate).
+    /// Tensor cores for f64 (`DmmaTma` in the sm_90a module, else `Pipelined` on sm_90, the
+    /// faster in the blocked LU there: PERF.md), SIMT for f32 (f32-accurate).
     pub fn default_for<T: Scalar>(gpu: &Gpu) -> UpdateKernel {
         match (T::NAME, gpu.ptx_arch() >= 90) {
+            ("f64", true) if gpu.ptx_name() == "sm_90a" => UpdateKernel::DmmaTma,
             ("f64", true) => UpdateKernel::Pipelined,
             ("f64", false) => UpdateKernel::Dmma,
             _ => UpdateKernel::Simt,
@@ -78,6 +86,15 @@ pub fn update<'q, T: Scalar>(
                 }
                 kernels::pipelined(queue, super::pipelined_launch::<T>(m, n), m32, n32, k32, a, b, c)
             }
+            UpdateKernel::DmmaTma => {
+                let (Some((a, b, c)), "sm_90a") = (as_f64(a, b, c), queue.gpu().ptx_name()) else {
+                    return Err(Error::InvalidInput(
+                        "the dmma-tma update kernel is f64 only, on H100 and H200 GPUs (the sm_90a module)"
+                            .into(),
+                    ));
+                };
+                dmma_tma(queue, a, b, c)
+            }
             UpdateKernel::Wgmma => {
                 let (Some(a), Some(b), Some(c), "sm_90a") =
                     (a.of_type(), b.of_type(), c.of_type(), queue.gpu().ptx_name())
@@ -99,6 +116,32 @@ pub fn update<'q, T: Scalar>(
             }
         }
     }
+}
+
+/// C -= A B on `gemm::update::dmma_tma`. The copy engine reads B in groups of
+/// `abi::gemm::DMMA_TMA_B_GROUP` columns, so a group must not reach past B's columns (they may
+/// end its buffer): the columns past the last whole group go through `Pipelined`.
+fn dmma_tma(
+    queue: Queue,
+    a: MatrixView<'_, f64>,
+    b: MatrixView<'_, f64>,
+    c: MatrixViewMut<'_, f64>,
+) -> Result<()> {
+    let (m, k) = (c.rows(), a.cols());
+    let grouped = c.cols() / GROUP * GROUP;
+    if k == 0 || grouped == 0 || !(tensor_map::swizzle_fits(&a) && tensor_map::swizzle_fits(&b)) {
+        return update(queue, UpdateKernel::Pipelined, a, b, c);
+    }
+    let ((b, b_rest), (c, c_rest)) = (b.split_cols(grouped), c.split_cols(grouped));
+    if c_rest.cols() > 0 {
+        update(queue, UpdateKernel::Pipelined, a, b_rest, c_rest)?;
+    }
+    let maps = super::dmma_tma_maps(queue, &a, &b)?;
+    let (m32, n32, k32) = (m as u32, grouped as u32, k as u32);
+    // SAFETY: the maps describe A and B (whole groups of columns) and live until the kernel is
+    // done (the GPU's stream, this one, orders their release after it); C is m x grouped and
+    // overlaps neither.
+    unsafe { kernels::dmma_tma(queue, super::dmma_tma_launch(m, grouped), m32, n32, k32, &*maps, c) }
 }
 
 /// C -= A B on `gemm::update::wgmma`.

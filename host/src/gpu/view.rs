@@ -92,6 +92,14 @@ impl<'a, T> MatrixView<'a, T> {
         (T::NAME == U::NAME).then_some(MatrixView { block: self.block, _buffer: PhantomData })
     }
 
+    /// Columns `..col` and `col..` (`col` at most the columns).
+    pub fn split_cols(self, col: usize) -> (Self, Self) {
+        let Block { rows, cols, .. } = self.block;
+        let col = col.min(cols);
+        let view = |block| MatrixView { block, _buffer: PhantomData };
+        (view(self.block.at::<T>(0, 0, rows, col)), view(self.block.at::<T>(0, col, rows, cols - col)))
+    }
+
     /// The device-side description of the block.
     pub(crate) fn strided(&self) -> abi::Strided<T> {
         abi::Strided { ptr: self.block.ptr as *const T, ld: self.block.ld as u32 }

@@ -457,11 +457,12 @@ impl<T: Scalar> BlockedLu<T> {
     }
 
     /// The kernel of the updates inside a block column and its block row (k = the panel
-    /// width): `Wgmma`'s tensor maps are kept for the trailing updates only (those inside are
-    /// many, and some run on the panel stream), so these run `Pipelined` in its place.
+    /// width): the tensor maps of `Wgmma` and `DmmaTma` are kept for the trailing updates only
+    /// (those inside are many, and some run on the panel stream), so these run `Pipelined` in
+    /// their place.
     fn panel_update(&self) -> UpdateKernel {
         match self.update {
-            UpdateKernel::Wgmma => UpdateKernel::Pipelined,
+            UpdateKernel::Wgmma | UpdateKernel::DmmaTma => UpdateKernel::Pipelined,
             kernel => kernel,
         }
     }

@@ -15,7 +15,7 @@
 use abi::StridedMut;
 use abi::gemm::{DMMA_TMA_B_GROUP as GROUP, DMMA_TMA_STAGES as STAGES, PipelinedShape, dmma_tma_stage_bytes};
 
-use super::pipelined::{Epilogue, store_block_tile, tile_of_block};
+use super::pipelined::{Epilogue, prefetch_tile, store_block_tile, tile_of_block};
 use crate::device::mma::dmma_m16n8k8;
 use crate::device::shared::{self, SharedArray};
 use crate::device::thread::{lane_id, sync_threads, thread_idx_x, warp_id};
@@ -45,6 +45,25 @@ type Fragments = ([[f64; 4]; MT], [[f64; 2]; NT]);
 #[gpu::kernel]
 #[gpu::max_threads(128)] // two blocks an SM at up to 255 registers a thread
 pub unsafe fn dmma_tma(m: u32, n: u32, k: u32, maps: *const u64, c: *mut f64) {
+    // SAFETY: the caller's maps and dense m x n C.
+    unsafe { main_loop(m, n, k, maps, StridedMut { ptr: c, ld: n }, Epilogue::Store) }
+}
+
+/// The k-loop and epilogue of [`dmma_tma`], for C a block of a larger matrix (the maps describe
+/// A and B, blocks too) and C = A B or C -= A B (the LU's trailing update,
+/// `gemm::update::dmma_tma`).
+///
+/// # Safety
+/// As [`dmma_tma`]; C is an m x n block that overlaps neither A nor B.
+#[inline(always)]
+pub(super) unsafe fn main_loop(
+    m: u32,
+    n: u32,
+    k: u32,
+    maps: *const u64,
+    c: StridedMut<f64>,
+    epilogue: Epilogue,
+) {
     let tid = thread_idx_x();
     let (tile_row, tile_col) = tile_of_block(m.div_ceil(SHAPE.tile_m), n.div_ceil(SHAPE.tile_n));
     let (row0, col0) = (tile_row * SHAPE.tile_m, tile_col * SHAPE.tile_n);
@@ -72,6 +91,9 @@ pub unsafe fn dmma_tma(m: u32, n: u32, k: u32, maps: *const u64, c: *mut f64) {
         }
     };
     let k_tiles = k.div_ceil(SHAPE.k);
+    if epilogue == Epilogue::Subtract {
+        prefetch_tile(c, (m, n), (row0, col0), (SHAPE.tile_m, SHAPE.tile_n), SHAPE.threads, tid);
+    }
     if tid == 0 {
         for s in 0..STAGES {
             landed(s).init(1);
@@ -125,19 +147,9 @@ pub unsafe fn dmma_tma(m: u32, n: u32, k: u32, maps: *const u64, c: *mut f64) {
 
     // The stages are free: every copy queued has landed and every warp is past its reads.
     sync_threads();
-    let c = StridedMut { ptr: c, ld: n };
-    // SAFETY: the C tile fits in the stages (checked in `abi`); C is dense m x n.
-    unsafe {
-        store_block_tile(
-            &acc,
-            tiles,
-            (warp_row + g, warp_col + 2 * t),
-            c,
-            (m, n),
-            (row0, col0),
-            Epilogue::Store,
-        )
-    };
+    let fragment = (warp_row + g, warp_col + 2 * t);
+    // SAFETY: the C tile fits in the stages (checked in `abi`); C is an m x n block.
+    unsafe { store_block_tile(&acc, tiles, fragment, c, (m, n), (row0, col0), epilogue) };
 }
 
 /// acc[i][j] += A's tile i times B's tile j over one k-step.

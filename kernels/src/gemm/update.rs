@@ -6,9 +6,10 @@
 //! staged 16 at a time, m8n8k4 f64 mma's), with leading dimensions, the accumulators loaded
 //! from C at the start (their loads overlap the first tile's) and A negated, so the mma's
 //! compute C - A B directly. `pipelined` (sm_90): the k-loop of `gemm::pipelined` (m16n8k8,
-//! f64 DMMA or f32 through TF32) with C -= A B in its epilogue. `wgmma` (sm_90a): the k-loop
-//! of `gemm::wgmma` (TF32 on the warpgroup MMA, fed by the tensor memory accelerator). `simt`:
-//! a register-blocked kernel for f32 (and f64 where tensor cores are missing), 64 x 64 tile,
+//! f64 DMMA or f32 through TF32) with C -= A B in its epilogue. `dmma_tma` (sm_90a): the k-loop
+//! of `gemm::dmma_tma` (f64 DMMA fed by the tensor memory accelerator). `wgmma` (sm_90a): the
+//! k-loop of `gemm::wgmma` (TF32 on the warpgroup MMA, fed by the tensor memory accelerator).
+//! `simt`: a register-blocked kernel for f32 (and f64 where tensor cores are missing), 64 x 64 tile,
 //! 4 x 4 elements per thread.
 
 use abi::gemm::{UPDATE_SIMT_K as BK, UPDATE_TILE};
@@ -51,6 +52,18 @@ pub unsafe fn pipelined<T: crate::device::mma::Mma16x8x8>(
     use super::pipelined::{Epilogue, main_loop};
     // SAFETY: the caller's blocks; C overlaps neither A nor B.
     unsafe { main_loop(m, n, k, a, b, c, Epilogue::Subtract) }
+}
+
+/// C -= A B in f64 on `gemm::dmma_tma`'s k-loop (A m x k, B k x n, C m x n: `maps` as the
+/// host's `gemm::dmma_tma_maps`), C's tile prefetched to L2 at the start for the epilogue.
+/// Launch: as `gemm::dmma_tma::dmma_tma`.
+#[cfg(target_feature = "sm_90a")]
+#[gpu::kernel]
+#[gpu::max_threads(128)] // as `gemm::dmma_tma::dmma_tma`
+pub unsafe fn dmma_tma(m: u32, n: u32, k: u32, maps: *const u64, c: StridedMut<f64>) {
+    use super::pipelined::Epilogue;
+    // SAFETY: the caller's maps; C overlaps neither A nor B.
+    unsafe { super::dmma_tma::main_loop(m, n, k, maps, c, Epilogue::Subtract) }
 }
 
 /// C -= A B on Hopper's warpgroup MMA with TF32 inputs (A m x k, B k x n, C m x n):
