@@ -179,7 +179,8 @@ pub fn draw_all(rows: &[Row], headlines: &[Headline], copy: Option<&Copy>, out: 
                 plot("vs-vendor", title, drawn)?;
             }
             let rated = case.rows.iter().any(|r| r.gflops > 0.0);
-            let sized = case.inputs.iter().all(|i| size_of_input(i).is_some());
+            // Square inputs against n (every input is in the speed-up plot).
+            let sized = case.inputs.iter().any(|i| size_of_input(i).is_some());
             if rated && sized {
                 let device = copy.map(|c| c.device.as_str()).unwrap_or_default();
                 let title = format!("{}: TFLOPS against n", case.title());

@@ -228,6 +228,12 @@ pub fn size_of_input(input: &str) -> Option<f64> {
     input.split_whitespace().find_map(|w| w.strip_prefix("n="))?.parse().ok()
 }
 
+/// Whether `input` names a dense shape `MxKxN` (a GEMM that is not square, as `5000x7001x3000`).
+pub fn is_dense_shape(input: &str) -> bool {
+    let dims: Vec<&str> = input.split('x').collect();
+    dims.len() == 3 && dims.iter().all(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// The families inputs are grouped by, in the order they are shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Family {
@@ -235,6 +241,7 @@ pub enum Family {
     Irregular,
     SuiteSparse,
     Dense,
+    DenseShape,
 }
 
 impl Family {
@@ -243,6 +250,8 @@ impl Family {
             Family::SuiteSparse
         } else if size_of_input(input).is_some() {
             Family::Dense
+        } else if is_dense_shape(input) {
+            Family::DenseShape
         } else if is_regular(input) {
             Family::Regular
         } else {
@@ -256,6 +265,15 @@ impl Family {
             Family::Irregular => "irregular (generated)",
             Family::SuiteSparse => "SuiteSparse files",
             Family::Dense => "square n",
+            Family::DenseShape => "m x k x n",
+        }
+    }
+
+    /// Dense matrices (square or not).
+    pub fn is_dense(self) -> bool {
+        match self {
+            Family::Dense | Family::DenseShape => true,
+            Family::Regular | Family::Irregular | Family::SuiteSparse => false,
         }
     }
 }

@@ -543,7 +543,7 @@ fn own_notes(row: &Row) -> String {
 /// One input's table, fastest first. Columns without a figure are left out.
 pub fn input_table(rows: &[&Row], memory_bound: bool, default: Option<&str>) -> String {
     let solver = is_solver(rows);
-    let dense = rows.iter().all(|r| size_of_input(&r.record.input).is_some());
+    let dense = rows.iter().all(|r| Family::of(&r.record.input).is_dense());
     let best = fastest_of_ours(rows).first().map(|r| r.record.kernel.clone());
     let notes: Vec<String> = rows.iter().map(|r| own_notes(r)).collect();
     let with_notes =

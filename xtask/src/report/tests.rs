@@ -373,12 +373,19 @@ fn sized_inputs_get_a_throughput_plot() {
         records.push(record("gemm", &input, "cublas", "vendor", flops / 5e10, flops, 0.0));
         records.push(record("gemm", &input, "tiled", "gpu", flops / 1e10, flops, 0.0));
     }
+    // A shape that is not square: beside the square n, not on the throughput plot's axis.
+    let flops = 2.0 * 5000.0 * 7001.0 * 3000.0;
+    records.push(record("gemm", "5000x7001x3000", "cublas", "vendor", flops / 4e10, flops, 0.0));
+    records.push(record("gemm", "5000x7001x3000", "tiled", "gpu", flops / 1e10, flops, 0.0));
     let (out, md) = report_of("gemm", &records, None);
     assert!(out.join("gemm-throughput-f64.svg").exists());
     assert!(!out.join("gemm-gflops-f64.svg").exists());
     let (header, table) = table_with_header(&md, "#### n=4096, f64");
     assert_eq!(header, ["kernel", "time (ms)", "TFLOPS", "vs vendor"], "no GB/s or CPU columns for GEMM");
     assert_eq!(table[1], ["tiled (best of ours)", "13.7", "10.0", "0.20x"]);
+    let (header, table) = table_with_header(&md, "#### 5000x7001x3000, f64");
+    assert_eq!(header, ["kernel", "time (ms)", "TFLOPS", "vs vendor"]);
+    assert_eq!(table[1], ["tiled (best of ours)", "21.0", "10.0", "0.25x"]);
     // The default kernel (dmma-tma, or dmma-pipelined) did not run: the headline says so.
     assert!(md.contains("**tiled** (our best by geometric mean; the default kernel did not run)"), "{md}");
     // Without a known device, no peak line; ticks at the measured n.
@@ -390,6 +397,9 @@ fn sized_inputs_get_a_throughput_plot() {
     assert!(svg.contains("GEMM C = A B, f64: TFLOPS against n"));
     assert_eq!(rows::size_of_input("n=4096"), Some(4096.0));
     assert_eq!(rows::size_of_input("stencil27 160^3"), None);
+    assert_eq!(rows::size_of_input("5000x7001x3000"), None);
+    assert!(rows::is_dense_shape("5000x7001x3000") && !rows::is_dense_shape("rmat:scale=20"));
+    assert!(!rows::is_dense_shape("shuffle:stencil7:128x128x128"));
 }
 
 #[test]
