@@ -171,8 +171,8 @@ impl<T: Scalar> BlockedLu<T> {
 
     /// The trailing-update kernel (default: [`UpdateKernel::default_for`]). For f32,
     /// `Pipelined` and `Wgmma` take the update's inputs to TF32 (the mixed-precision solve's
-    /// factors) and `Dmma` falls back to SIMT; `Wgmma` runs the trailing updates only (k =
-    /// [`BLOCK_COLUMN`]) and `Pipelined` those inside a block column.
+    /// factors) and `Dmma` falls back to SIMT; `Wgmma` and `DmmaTma` run the trailing updates
+    /// only (k = [`BLOCK_COLUMN`]) and `Pipelined` those inside a block column.
     pub fn with_update(mut self, update: UpdateKernel) -> BlockedLu<T> {
         self.update =
             if T::NAME == "f32" && update == UpdateKernel::Dmma { UpdateKernel::Simt } else { update };
