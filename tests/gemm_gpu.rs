@@ -13,8 +13,11 @@ use rgla::{Gpu, Scalar};
 
 /// (m, k, n): one element, sizes off every tile, k = 1 and tall and skinny, a wide short
 /// product, a square one, and one just past the tiles; more k-tiles than `dmma-tma`'s stages,
-/// the last one partial, with n a multiple of its column groups but not of its tile.
-const SHAPES: [(usize, usize, usize); 8] = [
+/// the last one partial, with n a multiple of its column groups but not of its tile. On 132
+/// SMs `dmma-tma` splits the tiles past the last full wave of the last two along k: the 42
+/// past 2100 x 1100's first wave in 4 pieces of 8 or 9 k-tiles, the 33 past 4097 x 4099's
+/// eighth in 8.
+const SHAPES: [(usize, usize, usize); 9] = [
     (1, 1, 1),
     (31, 33, 17),
     (129, 83, 72),
@@ -22,6 +25,7 @@ const SHAPES: [(usize, usize, usize); 8] = [
     (5000, 1, 3),
     (2, 3000, 7),
     (256, 256, 256),
+    (2100, 515, 1100),
     (4097, 4095, 4099),
 ];
 

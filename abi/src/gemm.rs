@@ -166,8 +166,83 @@ pub const fn dmma_tma_shared_bytes() -> usize {
     (DMMA_TMA_STAGES * dmma_tma_stage_bytes() + 16 * DMMA_TMA_STAGES + 1024) as usize
 }
 
+/// Blocks of `dmma_tma` an SM holds at once (H100 and H200: 228 KB of shared memory an SM,
+/// 1 KB of it reserved per block; 248 registers a thread).
+pub const DMMA_TMA_BLOCKS_PER_SM: u32 = 2;
+
 const _: () = {
     let shape = PipelinedShape::of(8);
     assert!(dmma_tma_stage_bytes().is_multiple_of(1024) && shape.k * 8 == 128);
     assert!(shape.tile_m * shape.c_stride * 8 <= DMMA_TMA_STAGES * dmma_tma_stage_bytes());
+    assert!(DMMA_TMA_BLOCKS_PER_SM as usize * (dmma_tma_shared_bytes() + 1024) <= 228 * 1024);
 };
+
+/// How `dmma-tma` splits the tiles past its last full wave along k. Tiles `whole..` of the
+/// grouped order each go to `pieces` blocks (`gemm::dmma_tma::split_tail`), which take a share
+/// of the k-tiles each and store their partial tiles for `gemm::dmma_tma::sum_pieces` to add
+/// up in order; `gemm::dmma_tma::dmma_tma` on `whole` blocks computes the rest. Without it the
+/// last wave runs a few whole tiles while most of the SMs wait. `pieces = 1`: no split.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitTail {
+    pub whole: u32,
+    pub pieces: u32,
+}
+
+impl SplitTail {
+    /// Whole tiles only.
+    pub const NONE: SplitTail = SplitTail { whole: u32::MAX, pieces: 1 };
+
+    /// The split of `tiles` tiles of `k_tiles` k-tiles each, `slots` blocks running at once:
+    /// the tiles past the last full wave in as many pieces as fill a wave, each of at least
+    /// `SPLIT_MIN_K_TILES` k-tiles, at most `SPLIT_MAX_PIECES`; none below
+    /// `SPLIT_MIN_PIECES`, short of a full wave or past `SPLIT_MAX_WAVES` full waves.
+    pub fn of(tiles: u32, k_tiles: u32, slots: u32) -> SplitTail {
+        let (waves, tail) = (tiles / slots.max(1), tiles % slots.max(1));
+        if waves == 0 || waves > SPLIT_MAX_WAVES || tail == 0 {
+            return SplitTail::NONE;
+        }
+        let pieces = (slots / tail).min(k_tiles / SPLIT_MIN_K_TILES).min(SPLIT_MAX_PIECES);
+        if pieces < SPLIT_MIN_PIECES { SplitTail::NONE } else { SplitTail { whole: tiles - tail, pieces } }
+    }
+
+    /// Partial tiles of the split for `tiles` tiles (0 without one).
+    pub fn partials(self, tiles: u32) -> u32 {
+        tiles.saturating_sub(self.whole) * self.pieces
+    }
+}
+
+/// The fewest k-tiles of a piece of [`SplitTail`] (its prologue and partial store amortised);
+/// the fewest and the most pieces of a tile; the most full waves before the split tiles. Two
+/// pieces, fewer tiles than a wave and 28 full waves measured slower than no split, 31 no
+/// faster: the last wave's share of the time shrinks with the waves before it (PERF.md).
+pub const SPLIT_MIN_K_TILES: u32 = 8;
+pub const SPLIT_MIN_PIECES: u32 = 3;
+pub const SPLIT_MAX_PIECES: u32 = 16;
+pub const SPLIT_MAX_WAVES: u32 = 16;
+
+#[cfg(test)]
+mod tests {
+    use super::SplitTail;
+
+    #[test]
+    fn the_last_wave_is_split_where_that_fills_it() {
+        // 5000 x 3000 (40 x 47 tiles), k = 7001: 32 tiles past 7 waves, 8 pieces of 54-55 k-tiles.
+        let split = SplitTail::of(1880, 438, 264);
+        assert_eq!((split, split.partials(1880)), (SplitTail { whole: 1848, pieces: 8 }, 256));
+        // 4097 x 4099 (33 x 65 tiles): 33 past 8 waves; at most 16 pieces (2 x 3000 x 7 on
+        // many more SMs).
+        assert_eq!(SplitTail::of(2145, 256, 264), SplitTail { whole: 2112, pieces: 8 });
+        assert_eq!(SplitTail::of(3, 188, 2640), SplitTail::NONE);
+        assert_eq!(SplitTail::of(2641, 188, 2640).pieces, 16);
+        // No split: fewer tiles than slots, a tail that would take 1 or 2 pieces, whole waves,
+        // too few k-tiles, too many waves (n = 8192: 8 tiles past 31 waves).
+        for (tiles, k_tiles) in [(128, 64), (2048, 256), (4345, 188), (528, 256), (1880, 23), (8192, 512)] {
+            let split = SplitTail::of(tiles, k_tiles, 264);
+            assert_eq!(
+                (split, split.partials(tiles)),
+                (SplitTail::NONE, 0),
+                "{tiles} tiles of {k_tiles} k-tiles"
+            );
+        }
+    }
+}

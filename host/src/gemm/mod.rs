@@ -52,7 +52,9 @@ pub enum GemmKernel {
     /// fragments loaded during the previous k-step's DMMAs (the sm_90a module only: H100 and
     /// H200). The copy engine reads rows that start 16-byte aligned, and B in groups of 8
     /// columns: where k is odd, A is copied into aligned rows first, and where n is not a
-    /// multiple of 8, B into rows padded to 128-byte lines.
+    /// multiple of 8, B into rows padded to 128-byte lines. The tiles past the last full wave
+    /// (two blocks an SM) are split along k, so that they fill that wave
+    /// (`abi::gemm::SplitTail`), and their pieces added up in order by a second kernel.
     DmmaTma,
     /// f32 on tensor cores: the same kernel as `DmmaPipelined` with the inputs rounded to TF32
     /// (10 mantissa bits) and f32 accumulators (sm_90 module only). Not f32-accurate: its error
@@ -292,8 +294,9 @@ fn tf32_wgmma(
 }
 
 /// `dmma-tma` on dense matrices, A or B through a copy where the copy engine cannot read them
-/// ([`GemmKernel::DmmaTma`]); `dmma-pipelined` where k is 0 (a tensor map cannot describe an
-/// empty matrix) or there is no room for the copy.
+/// ([`GemmKernel::DmmaTma`]), its last wave split along k where that fills the wave (without
+/// the split where there is no room for the pieces); `dmma-pipelined` where k is 0 (a tensor
+/// map cannot describe an empty matrix) or there is no room for the copy.
 fn dmma_tma(
     gpu: &Gpu,
     m: usize,
@@ -303,7 +306,7 @@ fn dmma_tma(
     b: &CudaSlice<f64>,
     c: &mut CudaSlice<f64>,
 ) -> Result<()> {
-    use abi::gemm::DMMA_TMA_B_GROUP;
+    use abi::gemm::{DMMA_TMA_B_GROUP, DMMA_TMA_BLOCKS_PER_SM, PipelinedShape, SplitTail};
     if k == 0 {
         return gemm(gpu, GemmKernel::DmmaPipelined, m, n, k, a, b, c);
     }
@@ -320,11 +323,35 @@ fn dmma_tma(
         return gemm(gpu, GemmKernel::DmmaPipelined, m, n, k, a, b, c);
     }
     let maps = dmma_tma_maps(gpu.into(), &a_view, &b_view)?;
-    // SAFETY: the maps describe A (m x k) and B (k x n), and live until the kernel is done (the
-    // stream orders their release after it); C holds m x n (checked).
-    unsafe {
-        kernels::dmma_tma::dmma_tma(gpu, dmma_tma_launch(m, n), m as u32, n as u32, k as u32, &*maps, c)
+    let shape = PipelinedShape::of(8);
+    let (m32, n32, k32) = (m as u32, n as u32, k as u32);
+    let mut whole = shape.blocks(m, n);
+    let slots = gpu.props().sm_count * DMMA_TMA_BLOCKS_PER_SM;
+    let split = SplitTail::of(whole as u32, k.div_ceil(shape.k as usize) as u32, slots);
+    let partials_len = split.partials(whole as u32) as usize * (shape.tile_m * shape.tile_n) as usize;
+    // (No split where there is no room for the pieces.)
+    let partials = match (partials_len > 0).then(|| gpu.zeros::<f64>(partials_len)) {
+        Some(Err(Error::OutOfMemory { .. })) | None => None,
+        Some(partials) => Some(partials?),
+    };
+    if let Some(mut partials) = partials {
+        // The pieces first (about a wave), then the whole tiles (whole waves): each launch
+        // fills the GPU, though it waits for the one before.
+        let SplitTail { whole: first, pieces } = split;
+        let launch = dmma_tma_launch(split.partials(whole as u32) as usize);
+        let sum = Launch::linear((whole - first as usize) * 256, 256);
+        // SAFETY: the maps describe A (m x k) and B (k x n), and live until the kernels are
+        // done (the stream orders their release after them); `partials` holds the split
+        // tiles' pieces; C holds m x n (checked).
+        unsafe {
+            let p = &mut partials;
+            kernels::dmma_tma::split_tail(gpu, launch, m32, n32, k32, &*maps, first, pieces, p)?;
+            kernels::dmma_tma::sum_pieces(gpu, sum, m32, n32, first, pieces, &partials, c)?;
+        }
+        whole = first as usize;
     }
+    // SAFETY: as above; the first `whole` tiles.
+    unsafe { kernels::dmma_tma::dmma_tma(gpu, dmma_tma_launch(whole), m32, n32, k32, &*maps, c) }
 }
 
 /// The tensor maps of the `dmma-tma` kernels' A and B (`gemm::dmma_tma`, and the update's), on
@@ -344,11 +371,10 @@ pub(crate) fn dmma_tma_maps(
     tensor_map::on_device(queue, &maps.concat())
 }
 
-/// The launch of the `dmma-tma` kernels for an m x n C: one block per tile, in a 1D grid.
-pub(crate) fn dmma_tma_launch(m: usize, n: usize) -> Launch {
-    let shape = abi::gemm::PipelinedShape::of(8);
-    Launch::linear(shape.blocks(m, n) * shape.threads as usize, shape.threads)
-        .shared(abi::gemm::dmma_tma_shared_bytes())
+/// The launch of `blocks` blocks of the `dmma-tma` kernels, in a 1D grid.
+pub(crate) fn dmma_tma_launch(blocks: usize) -> Launch {
+    let threads = abi::gemm::PipelinedShape::of(8).threads;
+    Launch::linear(blocks * threads as usize, threads).shared(abi::gemm::dmma_tma_shared_bytes())
 }
 
 /// A copy of the dense rows x cols matrix `a` with rows starting on 128-byte lines, where its

@@ -139,10 +139,11 @@ fn dmma_tma(
     }
     let maps = super::dmma_tma_maps(queue, &a, &b)?;
     let (m32, n32, k32) = (m as u32, grouped as u32, k as u32);
+    let launch = super::dmma_tma_launch(abi::gemm::PipelinedShape::of(8).blocks(m, grouped));
     // SAFETY: the maps describe A and B (whole groups of columns) and live until the kernel is
     // done (the GPU's stream, this one, orders their release after it); C is m x grouped and
     // overlaps neither.
-    unsafe { kernels::dmma_tma(queue, super::dmma_tma_launch(m, grouped), m32, n32, k32, &*maps, c) }
+    unsafe { kernels::dmma_tma(queue, launch, m32, n32, k32, &*maps, c) }
 }
 
 /// C -= A B on `gemm::update::wgmma`.

@@ -11,14 +11,18 @@
 //! each a k-tile of rows of 64 bytes. The lanes' fragment reads then touch each bank twice, the
 //! least for 256 bytes. B comes in one box of a three-dimensional map (column in group, row,
 //! group), not a box per group: the copies of eight boxes a stage arrived late (PERF.md).
+//!
+//! The tiles past the last full wave (two blocks an SM) would leave most SMs idle in that
+//! wave: [`split_tail`] gives each of them to several blocks, a share of the k-tiles each,
+//! and [`sum_pieces`] adds their partial tiles.
 
 use abi::StridedMut;
 use abi::gemm::{DMMA_TMA_B_GROUP as GROUP, DMMA_TMA_STAGES as STAGES, PipelinedShape, dmma_tma_stage_bytes};
 
-use super::pipelined::{Epilogue, prefetch_tile, store_block_tile, tile_of_block};
+use super::pipelined::{Epilogue, prefetch_tile, store_block_tile, tile_in_order, tile_of_block};
 use crate::device::mma::dmma_m16n8k8;
 use crate::device::shared::{self, SharedArray};
-use crate::device::thread::{lane_id, sync_threads, thread_idx_x, warp_id};
+use crate::device::thread::{block_dim_x, block_idx_x, lane_id, sync_threads, thread_idx_x, warp_id};
 use crate::device::tma::{self, Barrier};
 use crate::device::warp;
 
@@ -29,6 +33,8 @@ const NT: usize = abi::gemm::PIPELINED_NT;
 const STAGE_LEN: u32 = dmma_tma_stage_bytes() / 8;
 const A_LEN: u32 = SHAPE.tile_m * SHAPE.k;
 const GROUP_LEN: u32 = SHAPE.k * GROUP;
+/// Doubles of a partial tile of [`split_tail`].
+const TILE_LEN: u32 = SHAPE.tile_m * SHAPE.tile_n;
 const _: () = assert!(SHAPE.threads == 128, "`dmma_tma`'s #[gpu::max_threads]");
 
 /// One k-step's fragments of a warp: A's 16 x 8 tiles down, B's 8 x 8 tiles across.
@@ -49,6 +55,57 @@ pub unsafe fn dmma_tma(m: u32, n: u32, k: u32, maps: *const u64, c: *mut f64) {
     unsafe { main_loop(m, n, k, maps, StridedMut { ptr: c, ld: n }, Epilogue::Store) }
 }
 
+/// The tiles of [`dmma_tma`]'s C from `whole` on (in the grouped order), split along k in
+/// `pieces` (`abi::gemm::SplitTail`): block b takes piece b % pieces of tile whole + b / pieces
+/// and stores its partial tile to `partials` (dense 128 x 64, after one another, a tile's pieces
+/// together), which [`sum_pieces`] adds into C. `dmma_tma` on `whole` blocks computes the other
+/// tiles. Launch: as `dmma_tma`, (tiles - whole) x pieces blocks.
+#[gpu::kernel]
+#[gpu::max_threads(128)] // as `dmma_tma`
+pub unsafe fn split_tail(
+    m: u32,
+    n: u32,
+    k: u32,
+    maps: *const u64,
+    whole: u32,
+    pieces: u32,
+    partials: *mut f64,
+) {
+    let partial = block_idx_x();
+    let id = whole + partial / pieces;
+    let (tile_row, tile_col) = tile_in_order(id, m.div_ceil(SHAPE.tile_m), n.div_ceil(SHAPE.tile_n));
+    let origin = (tile_row * SHAPE.tile_m, tile_col * SHAPE.tile_n);
+    let out = StridedMut { ptr: partials.wrapping_add((partial * TILE_LEN) as usize), ld: SHAPE.tile_n };
+    let tile = (SHAPE.tile_m, SHAPE.tile_n);
+    let share = (k, (partial % pieces, pieces));
+    // SAFETY: the caller's maps; `partials` holds this block's partial tile (the launch contract).
+    unsafe { tile_product(thread_idx_x(), maps, origin, share, out, tile, (0, 0), Epilogue::Store) }
+}
+
+/// C's tiles from `whole` on ([`split_tail`]'s): each element the sum of the tile's `pieces`
+/// partial tiles, in their order, so that the result does not depend on which piece finished
+/// first. Launch: one block per split tile, 256 threads.
+#[gpu::kernel]
+pub unsafe fn sum_pieces(m: u32, n: u32, whole: u32, pieces: u32, partials: *const f64, c: *mut f64) {
+    let tile = block_idx_x();
+    let (tile_row, tile_col) =
+        tile_in_order(whole + tile, m.div_ceil(SHAPE.tile_m), n.div_ceil(SHAPE.tile_n));
+    let (row0, col0) = (tile_row * SHAPE.tile_m, tile_col * SHAPE.tile_n);
+    let first = (tile * pieces * TILE_LEN) as usize;
+    for e in (thread_idx_x()..TILE_LEN).step_by(block_dim_x() as usize) {
+        let (row, col) = (row0 + e / SHAPE.tile_n, col0 + e % SHAPE.tile_n);
+        if row < m && col < n {
+            let mut sum = 0.0;
+            for p in 0..pieces as usize {
+                // SAFETY: inside the tile's partial tiles (the launch contract).
+                sum += unsafe { *partials.add(first + p * TILE_LEN as usize + e as usize) };
+            }
+            // SAFETY: (row, col) is inside the dense m x n C.
+            unsafe { *c.add(row as usize * n as usize + col as usize) = sum };
+        }
+    }
+}
+
 /// The k-loop and epilogue of [`dmma_tma`], for C a block of a larger matrix (the maps describe
 /// A and B, blocks too) and C = A B or C -= A B (the LU's trailing update,
 /// `gemm::update::dmma_tma`).
@@ -66,7 +123,35 @@ pub(super) unsafe fn main_loop(
 ) {
     let tid = thread_idx_x();
     let (tile_row, tile_col) = tile_of_block(m.div_ceil(SHAPE.tile_m), n.div_ceil(SHAPE.tile_n));
-    let (row0, col0) = (tile_row * SHAPE.tile_m, tile_col * SHAPE.tile_n);
+    let origin = (tile_row * SHAPE.tile_m, tile_col * SHAPE.tile_n);
+    // SAFETY: as this function's.
+    unsafe { tile_product(tid, maps, origin, (k, WHOLE), c, (m, n), origin, epilogue) }
+}
+
+/// Piece 0 of 1: the whole of k.
+const WHOLE: (u32, u32) = (0, 1);
+
+/// The product of the block tile at `(row0, col0)` over piece `piece` of `pieces` of k's
+/// k-tiles, to C's `m x n` block from `c_origin` (C = A B, or C -= A B): the whole tile's
+/// product at C's own place ([`main_loop`]), or a share of k to a partial tile
+/// ([`split_tail`]). `tid`, this thread's index in the block, is read by the caller first: so
+/// the whole-tile kernels' PTX stayed what it was before the split, and ptxas's schedule with
+/// it (a reordered prologue cost 6%: PERF.md).
+///
+/// # Safety
+/// As [`dmma_tma`]; C is an m x n block that overlaps neither A nor B.
+#[allow(clippy::too_many_arguments)] // the tile, its share of k and where its product goes
+#[inline(always)]
+unsafe fn tile_product(
+    tid: u32,
+    maps: *const u64,
+    (row0, col0): (u32, u32),
+    (k, (piece, pieces)): (u32, (u32, u32)),
+    c: StridedMut<f64>,
+    (m, n): (u32, u32),
+    c_origin: (u32, u32),
+    epilogue: Epilogue,
+) {
     // The stages start at the first 1024-byte boundary of the dynamic shared memory (the
     // swizzle's period); the barriers follow them.
     let doubles = shared::dynamic::<f64>();
@@ -77,7 +162,12 @@ pub(super) unsafe fn main_loop(
     let barriers = stage_address(STAGES);
     let landed = |s: u32| Barrier(barriers + 8 * s);
     let freed = |s: u32| Barrier(barriers + 8 * (STAGES + s));
-    // Thread 0 queues the copies: k-tile kt to stage kt % STAGES.
+    let all_k_tiles = k.div_ceil(SHAPE.k);
+    let share = |p: u32| (p as u64 * all_k_tiles as u64 / pieces as u64) as u32;
+    let (first_k_tile, k_tiles) =
+        if pieces == 1 { (0, all_k_tiles) } else { (share(piece), share(piece + 1) - share(piece)) };
+    // Thread 0 queues the copies: the loop's k-tile kt (A's and B's first_k_tile + kt) to
+    // stage kt % STAGES.
     let load = |kt: u32| {
         let s = kt % STAGES;
         landed(s).arrive_expecting(8 * STAGE_LEN);
@@ -86,13 +176,13 @@ pub(super) unsafe fn main_loop(
         // SAFETY: the maps are the launch's; the boxes lie in stage s, which no warp reads
         // until `landed(s)` completes.
         unsafe {
-            tma::load_tile(a_tile, a_map, kt * SHAPE.k, row0, landed(s));
-            tma::load_box_3d(a_tile + 8 * A_LEN, b_map, [0, kt * SHAPE.k, col0 / GROUP], landed(s));
+            let k0 = (first_k_tile + kt) * SHAPE.k;
+            tma::load_tile(a_tile, a_map, k0, row0, landed(s));
+            tma::load_box_3d(a_tile + 8 * A_LEN, b_map, [0, k0, col0 / GROUP], landed(s));
         }
     };
-    let k_tiles = k.div_ceil(SHAPE.k);
     if epilogue == Epilogue::Subtract {
-        prefetch_tile(c, (m, n), (row0, col0), (SHAPE.tile_m, SHAPE.tile_n), SHAPE.threads, tid);
+        prefetch_tile(c, (m, n), c_origin, (SHAPE.tile_m, SHAPE.tile_n), SHAPE.threads, tid);
     }
     if tid == 0 {
         for s in 0..STAGES {
@@ -149,7 +239,7 @@ pub(super) unsafe fn main_loop(
     sync_threads();
     let fragment = (warp_row + g, warp_col + 2 * t);
     // SAFETY: the C tile fits in the stages (checked in `abi`); C is an m x n block.
-    unsafe { store_block_tile(&acc, tiles, fragment, c, (m, n), (row0, col0), epilogue) };
+    unsafe { store_block_tile(&acc, tiles, fragment, c, (m, n), c_origin, epilogue) };
 }
 
 /// acc[i][j] += A's tile i times B's tile j over one k-step.
