@@ -325,26 +325,27 @@ fn dmma_tma(
     let maps = dmma_tma_maps(gpu.into(), &a_view, &b_view)?;
     let shape = PipelinedShape::of(8);
     let (m32, n32, k32) = (m as u32, n as u32, k as u32);
-    let mut whole = shape.blocks(m, n);
+    let tiles = shape.blocks(m, n);
     let slots = gpu.props().sm_count * DMMA_TMA_BLOCKS_PER_SM;
-    let split = SplitTail::of(whole as u32, k.div_ceil(shape.k as usize) as u32, slots);
-    let partials_len = split.partials(whole as u32) as usize * (shape.tile_m * shape.tile_n) as usize;
+    let split = SplitTail::of(tiles as u32, k.div_ceil(shape.k as usize) as u32, slots);
+    let pieces_len = split.partials(tiles as u32) as usize;
     // (No split where there is no room for the pieces.)
-    let partials = match (partials_len > 0).then(|| gpu.zeros::<f64>(partials_len)) {
+    let tile_len = (shape.tile_m * shape.tile_n) as usize;
+    let partials = match (pieces_len > 0).then(|| gpu.zeros::<f64>(pieces_len * tile_len)) {
         Some(Err(Error::OutOfMemory { .. })) | None => None,
         Some(partials) => Some(partials?),
     };
+    let mut whole = tiles;
     if let Some(mut partials) = partials {
         // The pieces first (about a wave), then the whole tiles (whole waves): each launch
         // fills the GPU, though it waits for the one before.
         let SplitTail { whole: first, pieces } = split;
-        let launch = dmma_tma_launch(split.partials(whole as u32) as usize);
-        let sum = Launch::linear((whole - first as usize) * 256, 256);
+        let sum = Launch::linear((tiles - first as usize) * 256, 256);
         // SAFETY: the maps describe A (m x k) and B (k x n), and live until the kernels are
         // done (the stream orders their release after them); `partials` holds the split
         // tiles' pieces; C holds m x n (checked).
         unsafe {
-            let p = &mut partials;
+            let (launch, p) = (dmma_tma_launch(pieces_len), &mut partials);
             kernels::dmma_tma::split_tail(gpu, launch, m32, n32, k32, &*maps, first, pieces, p)?;
             kernels::dmma_tma::sum_pieces(gpu, sum, m32, n32, first, pieces, &partials, c)?;
         }
