@@ -16,8 +16,9 @@ use rgla::{Gpu, Scalar};
 /// the last one partial, with n a multiple of its column groups but not of its tile. On 132
 /// SMs `dmma-tma` splits the tiles past the last full wave of the last two along k: the 42
 /// past 2100 x 1100's first wave in 4 pieces of 8 or 9 k-tiles, the 33 past 4097 x 4099's
-/// eighth in 8.
-const SHAPES: [(usize, usize, usize); 9] = [
+/// eighth in 8; `blocked-wide` splits 4097 x 4099's last row of tiles in 4 pieces (A and B
+/// read from aligned copies) and all of 1000 x 1000 in 3, the last with a partial k-tile.
+const SHAPES: [(usize, usize, usize); 10] = [
     (1, 1, 1),
     (31, 33, 17),
     (129, 83, 72),
@@ -27,6 +28,7 @@ const SHAPES: [(usize, usize, usize); 9] = [
     (256, 256, 256),
     (2100, 515, 1100),
     (4097, 4095, 4099),
+    (1000, 1004, 1000),
 ];
 
 fn check_all<T: Scalar + CublasGemm>(tolerance: f64) {

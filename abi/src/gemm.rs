@@ -205,6 +205,34 @@ impl SplitTail {
         if pieces < SPLIT_MIN_PIECES { SplitTail::NONE } else { SplitTail { whole: tiles - tail, pieces } }
     }
 
+    /// The split of `blocked_wide`'s `rows x cols` tiles of `k` values of k on `sms` SMs (one
+    /// block an SM), whose pieces run beside the whole tiles and take the SMs the whole tiles'
+    /// last wave leaves (`gemm::blocked::wide_pieces`). Split are the last rows of tiles, as
+    /// few as hold the tiles past the last full wave, in the number of pieces (3 to
+    /// `SPLIT_MAX_PIECES`, each at least `WIDE_SPLIT_MIN_K` long) that ends the soonest by
+    /// [`wide_split_end`], or within 1% of it with fewer pieces; none where that saves less than
+    /// `WIDE_SPLIT_MIN_GAIN` of the time of whole tiles alone.
+    pub fn beside(rows: u32, cols: u32, k: u32, sms: u32) -> SplitTail {
+        let (tiles, sms) = (rows * cols, sms.max(1));
+        let tail = tiles % sms;
+        if tail == 0 {
+            return SplitTail::NONE;
+        }
+        let whole = (rows - tail.div_ceil(cols)) * cols;
+        let most = (k / WIDE_SPLIT_MIN_K).min(SPLIT_MAX_PIECES);
+        let ends = (SPLIT_MIN_PIECES..=most)
+            .map(|pieces| (pieces, wide_split_end(whole, tiles - whole, pieces, sms)));
+        let Some(soonest) = ends.clone().map(|(_, end)| end).reduce(f64::min) else {
+            return SplitTail::NONE;
+        };
+        let (pieces, end) = ends.clone().find(|&(_, end)| end <= 1.01 * soonest).unwrap_or((1, 0.0));
+        let unsplit = tiles.div_ceil(sms) as f64;
+        if end > (1.0 - WIDE_SPLIT_MIN_GAIN) * unsplit {
+            return SplitTail::NONE;
+        }
+        SplitTail { whole, pieces }
+    }
+
     /// Partial tiles of the split for `tiles` tiles (0 without one).
     pub fn partials(self, tiles: u32) -> u32 {
         tiles.saturating_sub(self.whole) * self.pieces
@@ -220,9 +248,58 @@ pub const SPLIT_MIN_PIECES: u32 = 3;
 pub const SPLIT_MAX_PIECES: u32 = 16;
 pub const SPLIT_MAX_WAVES: u32 = 16;
 
+/// When `whole` whole tiles and `split` tiles in `pieces` pieces each end, in tiles' times, on
+/// `sms` SMs of one block each, the whole tiles dispatched first and each piece taking the
+/// first SM free (a piece takes 1 / pieces of a tile's time).
+pub fn wide_split_end(whole: u32, split: u32, pieces: u32, sms: u32) -> f64 {
+    // `early` SMs are free after `rounds` tiles' times, the others a tile later; pieces are
+    // counted in steps of 1 / pieces.
+    let (rounds, late) = (whole / sms, whole % sms);
+    let early = sms - late;
+    let (start, needed) = ((rounds * pieces) as u64, (split * pieces) as u64);
+    let done = |step: u64| {
+        early as u64 * step.saturating_sub(start) + late as u64 * step.saturating_sub(start + pieces as u64)
+    };
+    let mut step = start;
+    while done(step) < needed {
+        step += 1;
+    }
+    let whole_end = rounds + u32::from(late > 0);
+    (step as f64 / pieces as f64).max(whole_end as f64)
+}
+
+/// The shortest piece of `SplitTail::beside` in values of k (its prologue and partial store
+/// amortised), and the least gain for which it splits (below, the pieces' stores and sums and
+/// the tail of their own launch would take what the model says it saves).
+pub const WIDE_SPLIT_MIN_K: u32 = 256;
+pub const WIDE_SPLIT_MIN_GAIN: f64 = 0.04;
+
 #[cfg(test)]
 mod tests {
-    use super::SplitTail;
+    use super::{SplitTail, wide_split_end};
+
+    #[test]
+    fn blocked_wide_splits_its_last_rows_where_their_pieces_fill_the_last_wave() {
+        // 5000 x 3000 (20 x 24 tiles) on 132 SMs: 84 tiles past 3 waves; 4 rows of 24 in 3
+        // pieces end at 3.67 waves of tiles instead of 4 (11 pieces: 3.64).
+        assert_eq!(SplitTail::beside(20, 24, 7004, 132), SplitTail { whole: 384, pieces: 3 });
+        assert!((wide_split_end(384, 96, 3, 132) - 11.0 / 3.0).abs() < 1e-12);
+        assert!((wide_split_end(384, 96, 11, 132) - 40.0 / 11.0).abs() < 1e-12);
+        // n = 1000: 32 tiles, all split, in 3 pieces of 333-334 (k allows no more).
+        assert_eq!(SplitTail::beside(4, 8, 1000, 132), SplitTail { whole: 0, pieces: 3 });
+        // 4097 x 4099 (17 x 33 tiles): the 33 past 4 waves in 4 pieces, a wave of their own.
+        assert_eq!(SplitTail::beside(17, 33, 4096, 132), SplitTail { whole: 528, pieces: 4 });
+        // No split: whole waves, a gain under 4% (n = 4096 and 8192: 3.94 and 15.67 against 4
+        // and 16), too short a k, a wave's tiles or fewer.
+        for (rows, cols, k) in [(11, 12, 4096), (16, 32, 4096), (32, 64, 8192), (20, 24, 700), (8, 16, 2000)]
+        {
+            assert_eq!(
+                SplitTail::beside(rows, cols, k, 132),
+                SplitTail::NONE,
+                "{rows} x {cols} tiles, k = {k}"
+            );
+        }
+    }
 
     #[test]
     fn the_last_wave_is_split_where_that_fills_it() {

@@ -36,10 +36,10 @@ pub enum GemmKernel {
     /// Register-blocked SIMT: 128 x 128 block tiles, 8 x 8 per thread.
     Blocked,
     /// Register-blocked SIMT, f32 only: 256 x 128 block tiles, 16 x 8 per thread (cuBLAS's
-    /// SGEMM shape), one block per SM: the faster SIMT kernel where the product is many waves
-    /// of tiles; `blocked` is faster where few tiles leave SMs idle or the last wave is mostly
-    /// empty (PERF.md). A or B whose rows are not 16-byte aligned is read from a copy in
-    /// aligned rows.
+    /// SGEMM shape), one block per SM. The rows of tiles past its last full wave are split
+    /// along k where the pieces fill the SMs that wave leaves idle, or the SMs fewer tiles than
+    /// a wave leave idle (`abi::gemm::SplitTail::beside`); a second kernel adds the pieces in
+    /// order. A or B whose rows are not 16-byte aligned is read from a copy in aligned rows.
     BlockedWide,
     /// f64 tensor cores (mma.sync m8n8k4, sm_80+).
     Dmma,
@@ -187,25 +187,16 @@ pub fn gemm<T: Scalar>(
                 let (Some(a), Some(b), Some(c)) = (as_f32(a), as_f32(b), as_f32_mut(c)) else {
                     return Err(Error::InvalidInput("the blocked-wide kernel is f32 only".into()));
                 };
-                let grid = grid_of(abi::gemm::BLOCKED_WIDE_M, abi::gemm::BLOCKED_WIDE_N)?;
-                let launch = Launch::grid_2d(grid, (abi::gemm::BLOCKED_THREADS, 1))
-                    .shared(abi::gemm::blocked_wide_shared_bytes());
-                if k.is_multiple_of(4) && n.is_multiple_of(4) {
-                    return kernels::blocked::wide(gpu, launch, m32, n32, k32, a, b, c);
-                }
-                // Copies in aligned rows, k padded with zeros to a multiple of 4 (zero columns
-                // of A, zero rows of B), read as vectors; element by element where they do
-                // not fit.
-                let k4 = k.next_multiple_of(4);
-                let a_copy = if k == k4 { None } else { padded_rows(gpu, a, (m, k), m)? };
-                let b_copy =
-                    if k == k4 || a_copy.is_some() { padded_rows(gpu, b, (k, n), k4)? } else { None };
-                if b_copy.is_none() {
-                    return kernels::blocked::wide(gpu, launch, m32, n32, k32, a, b, c);
-                }
-                // Here A is copied unless k is a multiple of 4 already (k4 == k).
-                let (a_view, b_view) = (aligned_view(a, &a_copy, m, k4)?, aligned_view(b, &b_copy, k4, n)?);
-                kernels::blocked::wide_strided(gpu, launch, m32, n32, k4 as u32, a_view, b_view, c)
+                blocked_wide(
+                    gpu,
+                    grid_of(abi::gemm::BLOCKED_WIDE_M, abi::gemm::BLOCKED_WIDE_N)?,
+                    m,
+                    n,
+                    k,
+                    a,
+                    b,
+                    c,
+                )
             }
             GemmKernel::DmmaPipelined | GemmKernel::Tf32 => {
                 if !kernel.supports::<T>(gpu) {
@@ -263,6 +254,77 @@ pub fn gemm<T: Scalar>(
             }
         }
     }
+}
+
+/// `blocked-wide` on dense matrices with its `grid` of tiles (columns, rows): A and B through
+/// copies in aligned rows where theirs are not (k padded with zeros to a multiple of 4: zero
+/// columns of A, zero rows of B; element by element where the copies do not fit), and the last
+/// rows of tiles split along k where their pieces fill the SMs that the last wave of whole
+/// tiles leaves idle (`abi::gemm::SplitTail::beside`; without the split where there is no room
+/// for the pieces). The whole tiles then run on a stream of higher priority, so that the GPU
+/// starts all of them first, and the pieces and their sum beside them on the GPU's own stream.
+#[allow(clippy::too_many_arguments)] // the grid, the BLAS shape and three matrices
+fn blocked_wide(
+    gpu: &Gpu,
+    (cols, rows): (u32, u32),
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &CudaSlice<f32>,
+    b: &CudaSlice<f32>,
+    c: &mut CudaSlice<f32>,
+) -> Result<()> {
+    use abi::gemm::{BLOCKED_THREADS, BLOCKED_WIDE_M, BLOCKED_WIDE_N, SplitTail, blocked_wide_shared_bytes};
+    let k4 = k.next_multiple_of(4);
+    let (a_copy, b_copy) = if k == k4 && n.is_multiple_of(4) {
+        (None, None)
+    } else {
+        let a_copy = if k == k4 { None } else { padded_rows(gpu, a, (m, k), m)? };
+        let b_copy = if k == k4 || a_copy.is_some() { padded_rows(gpu, b, (k, n), k4)? } else { None };
+        (a_copy, b_copy)
+    };
+    // Here A is copied unless k is a multiple of 4 already (k4 == k); without B's copy the
+    // kernels read A and B as they are.
+    let k_read = if b_copy.is_some() { k4 } else { k };
+    let (a_view, b_view) = (aligned_view(a, &a_copy, m, k_read)?, aligned_view(b, &b_copy, k_read, n)?);
+    let (m32, n32, k32) = (m as u32, n as u32, k_read as u32);
+    let whole_tiles = |queue: Queue, rows: u32, c: &mut CudaSlice<f32>| {
+        let launch = Launch::grid_2d((cols, rows), (BLOCKED_THREADS, 1)).shared(blocked_wide_shared_bytes());
+        // SAFETY: A and B hold the m x k and k x n blocks the views describe; C holds m x n;
+        // the grid covers C's first `rows` rows of tiles.
+        unsafe {
+            match b_copy {
+                None => kernels::blocked::wide(queue, launch, m32, n32, k32, a, b, c),
+                Some(_) => kernels::blocked::wide_strided(queue, launch, m32, n32, k32, a_view, b_view, c),
+            }
+        }
+    };
+
+    let split = SplitTail::beside(rows, cols, k32, gpu.props().sm_count);
+    let tile_len = (BLOCKED_WIDE_M * BLOCKED_WIDE_N) as usize;
+    let pieces_len = split.partials(rows * cols) as usize;
+    // (No split where there is no room for the pieces.)
+    let mut partials = match (pieces_len > 0).then(|| gpu.zeros::<f32>(pieces_len * tile_len)) {
+        Some(Err(Error::OutOfMemory { .. })) | None => return whole_tiles(gpu.into(), rows, c),
+        Some(partials) => partials?,
+    };
+    let SplitTail { whole, pieces } = split;
+    let whole_stream = gpu.side_stream()?;
+    whole_stream.join(gpu.stream()).map_err(Error::driver("stream wait"))?;
+    if whole > 0 {
+        whole_tiles(gpu.on(whole_stream), whole / cols, c)?;
+    }
+    let launch = Launch::linear(pieces_len * BLOCKED_THREADS as usize, BLOCKED_THREADS)
+        .shared(blocked_wide_shared_bytes());
+    let sum = Launch::linear((rows * cols - whole) as usize * tile_len, 256);
+    // SAFETY: as above; `partials` holds the split tiles' pieces; the pieces' and the sum's
+    // tiles are C's rows of tiles past the whole ones, which the whole tiles do not write.
+    unsafe {
+        let p = &mut partials;
+        kernels::blocked::wide_pieces(gpu, launch, m32, n32, k32, a_view, b_view, whole, pieces, p)?;
+        kernels::blocked::wide_sum_pieces(gpu, sum, m32, n32, whole, pieces, &partials, &mut *c)?;
+    }
+    gpu.stream().join(whole_stream).map_err(Error::driver("stream wait"))
 }
 
 /// `tf32-wgmma` on dense matrices. The copy engine reads rows that start 16-byte aligned: A or
@@ -340,7 +402,7 @@ fn dmma_tma(
         // The pieces first (about a wave), then the whole tiles (whole waves): each launch
         // fills the GPU, though it waits for the one before.
         let SplitTail { whole: first, pieces } = split;
-        let sum = Launch::linear((tiles - first as usize) * 256, 256);
+        let sum = Launch::linear((tiles - first as usize) * tile_len, 256);
         // SAFETY: the maps describe A (m x k) and B (k x n), and live until the kernels are
         // done (the stream orders their release after them); `partials` holds the split
         // tiles' pieces; C holds m x n (checked).

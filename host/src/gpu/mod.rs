@@ -23,7 +23,7 @@ pub use timing::Timing;
 pub use view::{MatrixView, MatrixViewMut};
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaContext, CudaModule, DriverError, sys};
 use cudarc::nvrtc::Ptx;
@@ -58,6 +58,8 @@ pub struct Gpu {
     ptx_name: &'static str,
     /// Tensor maps already in device memory, by their words ([`tensor_map::on_device`]).
     tensor_maps: Mutex<HashMap<Vec<u64>, Arc<CudaSlice<u64>>>>,
+    /// [`Gpu::side_stream`], made at its first use.
+    side_stream: OnceLock<Arc<CudaStream>>,
 }
 
 impl Gpu {
@@ -105,6 +107,7 @@ impl Gpu {
             ptx_arch,
             ptx_name,
             tensor_maps: Mutex::new(HashMap::new()),
+            side_stream: OnceLock::new(),
         })
     }
 
@@ -220,6 +223,17 @@ impl Gpu {
         let (_, highest) = cudarc::driver::result::stream::get_priority_range()
             .map_err(Error::driver("stream priority range"))?;
         self.ctx.new_stream_with_priority(highest).map_err(Error::driver("stream creation"))
+    }
+
+    /// One stream of the highest priority, kept for the GPU's life, for work an operation
+    /// queues beside the GPU's own stream (which it joins before it returns): the GPU starts
+    /// that work's blocks before the waiting blocks of its own stream.
+    pub fn side_stream(&self) -> Result<&Arc<CudaStream>> {
+        if let Some(stream) = self.side_stream.get() {
+            return Ok(stream);
+        }
+        let stream = self.urgent_stream()?;
+        Ok(self.side_stream.get_or_init(|| stream))
     }
 
     /// Queues launches on `stream` instead of the GPU's own (e.g. a stream being captured into

@@ -19,7 +19,9 @@ use abi::gemm::{
 use crate::device::Float;
 use crate::device::memory::{load_nc, load_quad, load_quad_nc, store_quad};
 use crate::device::shared::{self, SharedArray};
-use crate::device::thread::{block_idx_x, block_idx_y, lane_id, sync_threads, thread_idx_x, warp_id};
+use crate::device::thread::{
+    block_dim_x, block_idx_x, block_idx_y, lane_id, sync_threads, thread_idx_x, warp_id,
+};
 
 const BM: u32 = BLOCKED_TILE;
 const BN: u32 = BLOCKED_TILE;
@@ -121,7 +123,7 @@ impl WideStaged {
 #[gpu::kernel]
 pub unsafe fn wide(m: u32, n: u32, k: u32, a: *const f32, b: *const f32, c: *mut f32) {
     // SAFETY: the caller's dense m x k, k x n and m x n matrices.
-    unsafe { wide_tile(m, n, k, Strided { ptr: a, ld: k }, Strided { ptr: b, ld: n }, c) }
+    unsafe { wide_tile(m, n, k, Strided { ptr: a, ld: k }, Strided { ptr: b, ld: n }, WidePart::Whole(c)) }
 }
 
 /// [`wide`] with A and B blocks of larger matrices, for the copies in 16-byte aligned rows
@@ -130,19 +132,105 @@ pub unsafe fn wide(m: u32, n: u32, k: u32, a: *const f32, b: *const f32, c: *mut
 #[gpu::kernel]
 pub unsafe fn wide_strided(m: u32, n: u32, k: u32, a: Strided<f32>, b: Strided<f32>, c: *mut f32) {
     // SAFETY: the caller's m x k and k x n blocks and dense m x n C.
-    unsafe { wide_tile(m, n, k, a, b, c) }
+    unsafe { wide_tile(m, n, k, a, b, WidePart::Whole(c)) }
 }
 
-/// This block's tile of C = A B, for [`wide`] and [`wide_strided`].
+/// Tiles of [`wide`]'s C from tile `whole` on (row-major), split along k in `pieces`
+/// (`abi::gemm::SplitTail::beside`): block b takes piece b % pieces of tile whole + b / pieces,
+/// a share of the k-tiles, and stores its partial 256 x 128 tile to `partials` (dense, after one
+/// another, a tile's pieces together), which [`wide_sum_pieces`] adds into C. They run beside
+/// `wide` on the tiles before `whole`, on the SMs its last wave leaves idle. Launch: (tiles -
+/// whole) x pieces blocks (1D), 256 threads; shared bytes as `wide`.
+#[gpu::kernel]
+pub unsafe fn wide_pieces(
+    m: u32,
+    n: u32,
+    k: u32,
+    a: Strided<f32>,
+    b: Strided<f32>,
+    whole: u32,
+    pieces: u32,
+    partials: *mut f32,
+) {
+    // This piece's share of k: whole k-tiles of 8 (the last piece takes the rest), so that its
+    // columns of A and rows of B start as aligned as A's and B's.
+    let piece = block_idx_x() % pieces;
+    let share =
+        |p: u32| if p == pieces { k } else { (p as u64 * (k / BK) as u64 / pieces as u64) as u32 * BK };
+    let (k0, k1) = (share(piece), share(piece + 1));
+    let a = Strided { ptr: a.ptr.wrapping_add(k0 as usize), ld: a.ld };
+    let b = Strided { ptr: b.ptr.wrapping_add(k0 as usize * b.ld as usize), ld: b.ld };
+    // SAFETY: the caller's m x k and k x n blocks (these are their columns and rows k0..k1),
+    // and the partial tiles (the launch contract).
+    unsafe { wide_tile(m, n, k1 - k0, a, b, WidePart::Piece { whole, pieces, partials }) }
+}
+
+/// Floats of a partial tile of [`wide_pieces`].
+const PARTIAL_LEN: u32 = BLOCKED_WIDE_M * BLOCKED_WIDE_N;
+
+/// C's tiles from `whole` on ([`wide_pieces`]'s), each element the sum of its tile's `pieces`
+/// partial tiles in order. Launch: a thread per element of the split tiles, blocks of 256.
+#[gpu::kernel]
+pub unsafe fn wide_sum_pieces(m: u32, n: u32, whole: u32, pieces: u32, partials: *const f32, c: *mut f32) {
+    let element = block_idx_x() * block_dim_x() + thread_idx_x();
+    let (tile, e) = (element / PARTIAL_LEN, element % PARTIAL_LEN);
+    let (row0, col0) = tile_of_tail(whole + tile, n);
+    let tile_pieces = (partials.wrapping_add((tile * pieces * PARTIAL_LEN) as usize), pieces, PARTIAL_LEN);
+    // SAFETY: the tile's partial tiles (the launch contract) and the dense m x n C.
+    unsafe { super::add_pieces(tile_pieces, e, (row0, col0, BLOCKED_WIDE_N), (m, n), c) }
+}
+
+/// The first row and column of tile `id` of a `wide` C with n columns, in row-major order.
+#[inline(always)]
+fn tile_of_tail(id: u32, n: u32) -> (u32, u32) {
+    let cols = n.div_ceil(BLOCKED_WIDE_N);
+    (id / cols * BLOCKED_WIDE_M, id % cols * BLOCKED_WIDE_N)
+}
+
+/// What a `wide` block computes: C's tile at its place in the 2D grid, or one piece of a split
+/// tile ([`wide_pieces`]).
+#[derive(Clone, Copy)]
+enum WidePart {
+    Whole(*mut f32),
+    Piece { whole: u32, pieces: u32, partials: *mut f32 },
+}
+
+impl WidePart {
+    /// The first row and column of this block's tile.
+    #[inline(always)]
+    fn tile(self, n: u32) -> (u32, u32) {
+        match self {
+            WidePart::Whole(_) => (block_idx_y() * BLOCKED_WIDE_M, block_idx_x() * BLOCKED_WIDE_N),
+            WidePart::Piece { whole, pieces, .. } => tile_of_tail(whole + block_idx_x() / pieces, n),
+        }
+    }
+
+    /// Where the block's product goes: a dense matrix, its shape, and the tile's first row and
+    /// column in it (C's m x n, or a 256 x 128 partial tile).
+    #[inline(always)]
+    fn out(self, c_shape: (u32, u32), tile: (u32, u32)) -> (*mut f32, (u32, u32), (u32, u32)) {
+        match self {
+            WidePart::Whole(c) => (c, c_shape, tile),
+            WidePart::Piece { partials, .. } => {
+                let partial = partials.wrapping_add((block_idx_x() * PARTIAL_LEN) as usize);
+                (partial, (BLOCKED_WIDE_M, BLOCKED_WIDE_N), (0, 0))
+            }
+        }
+    }
+}
+
+/// This block's part of C = A B ([`WidePart`]), for [`wide`], [`wide_strided`] and
+/// [`wide_pieces`].
 ///
 /// # Safety
-/// A and B are m x k and k x n blocks, C a dense m x n matrix; the launch is `wide`'s.
+/// A and B are m x k and k x n blocks, C a dense m x n matrix; the launch is `wide`'s, or
+/// `wide_pieces`'s with its partial tiles.
 #[inline(always)]
-unsafe fn wide_tile(m: u32, n: u32, k: u32, a: Strided<f32>, b: Strided<f32>, c: *mut f32) {
+unsafe fn wide_tile(m: u32, n: u32, k: u32, a: Strided<f32>, b: Strided<f32>, part: WidePart) {
     let (tid, warp, lane) = (thread_idx_x(), warp_id(), lane_id());
     // This lane's first row and column in the tile.
     let (row_in, col_in) = ((warp / 2) * 64 + 4 * (lane / 8), (warp % 2) * 64 + 4 * (lane % 8));
-    let (row0, col0) = (block_idx_y() * BLOCKED_WIDE_M, block_idx_x() * BLOCKED_WIDE_N);
+    let (row0, col0) = part.tile(n);
     let source = WideSource::new(a, b, (m, n, k), (row0, col0), tid);
     let mut acc = [[0.0f32; 8]; 16];
     // Vector loads need 16-byte aligned rows of A and B, and k a multiple of 4 (the partial
@@ -159,16 +247,17 @@ unsafe fn wide_tile(m: u32, n: u32, k: u32, a: Strided<f32>, b: Strided<f32>, c:
 
     // Row i of the sub-tile: 16 (i / 4) + i % 4 past the lane's first; its 8 columns in two
     // vectors 32 apart. (Unrolled, so that acc's indices are constants.)
-    let aligned = n.is_multiple_of(4);
+    let (c, (c_m, c_n), (c_row0, c_col0)) = part.out((m, n), (row0, col0));
+    let aligned = c_n.is_multiple_of(4);
     unrolled!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
-        let row = row0 + row_in + 16 * (i as u32 / 4) + i as u32 % 4;
-        if row < m {
-            let (out, col) = (c.wrapping_add((row * n) as usize), col0 + col_in);
+        let row = c_row0 + row_in + 16 * (i as u32 / 4) + i as u32 % 4;
+        if row < c_m {
+            let (out, col) = (c.wrapping_add((row * c_n) as usize), c_col0 + col_in);
             let v = acc[i];
-            // SAFETY: row < m; each store is checked against n.
+            // SAFETY: row < c_m; each store is checked against c_n.
             unsafe {
-                store_checked(out, col, n, aligned, [v[0], v[1], v[2], v[3]]);
-                store_checked(out, col + 32, n, aligned, [v[4], v[5], v[6], v[7]]);
+                store_checked(out, col, c_n, aligned, [v[0], v[1], v[2], v[3]]);
+                store_checked(out, col + 32, c_n, aligned, [v[4], v[5], v[6], v[7]]);
             }
         }
     });

@@ -84,26 +84,17 @@ pub unsafe fn split_tail(
 
 /// C's tiles from `whole` on ([`split_tail`]'s): each element the sum of the tile's `pieces`
 /// partial tiles, in their order, so that the result does not depend on which piece finished
-/// first. Launch: one block per split tile, 256 threads.
+/// first. Launch: a thread per element of the split tiles, blocks of 256.
 #[gpu::kernel]
 pub unsafe fn sum_pieces(m: u32, n: u32, whole: u32, pieces: u32, partials: *const f64, c: *mut f64) {
-    let tile = block_idx_x();
+    let element = block_idx_x() * block_dim_x() + thread_idx_x();
+    let (tile, e) = (element / TILE_LEN, element % TILE_LEN);
     let (tile_row, tile_col) =
         tile_in_order(whole + tile, m.div_ceil(SHAPE.tile_m), n.div_ceil(SHAPE.tile_n));
-    let (row0, col0) = (tile_row * SHAPE.tile_m, tile_col * SHAPE.tile_n);
-    let first = (tile * pieces * TILE_LEN) as usize;
-    for e in (thread_idx_x()..TILE_LEN).step_by(block_dim_x() as usize) {
-        let (row, col) = (row0 + e / SHAPE.tile_n, col0 + e % SHAPE.tile_n);
-        if row < m && col < n {
-            let mut sum = 0.0;
-            for p in 0..pieces as usize {
-                // SAFETY: inside the tile's partial tiles (the launch contract).
-                sum += unsafe { *partials.add(first + p * TILE_LEN as usize + e as usize) };
-            }
-            // SAFETY: (row, col) is inside the dense m x n C.
-            unsafe { *c.add(row as usize * n as usize + col as usize) = sum };
-        }
-    }
+    let origin = (tile_row * SHAPE.tile_m, tile_col * SHAPE.tile_n, SHAPE.tile_n);
+    let tile_pieces = (partials.wrapping_add((tile * pieces * TILE_LEN) as usize), pieces, TILE_LEN);
+    // SAFETY: the tile's partial tiles (the launch contract) and the dense m x n C.
+    unsafe { super::add_pieces(tile_pieces, e, origin, (m, n), c) }
 }
 
 /// The k-loop and epilogue of [`dmma_tma`], for C a block of a larger matrix (the maps describe

@@ -12,6 +12,34 @@ macro_rules! unrolled {
     ($i:ident in [$($n:literal),*] $body:block) => { $( { let $i: usize = $n; $body } )* };
 }
 
+/// Element `e` of a split tile whose first row and column in C are `(row0, col0)` (`tile_n`
+/// columns a row; nothing where it lies past C's m x n): the sum of the tile's `pieces` partial
+/// tiles of `tile_len` at `partials` (dense, one after another), added in their order so that
+/// the result does not depend on which piece finished first. The second step of a GEMM whose
+/// last tiles were split along k: a thread per element, so that every load is in flight at once.
+///
+/// # Safety
+/// `partials` holds the tile's pieces; C is a dense m x n matrix.
+#[inline(always)]
+unsafe fn add_pieces<T: crate::device::Float>(
+    (partials, pieces, tile_len): (*const T, u32, u32),
+    e: u32,
+    (row0, col0, tile_n): (u32, u32, u32),
+    (m, n): (u32, u32),
+    c: *mut T,
+) {
+    let (row, col) = (row0 + e / tile_n, col0 + e % tile_n);
+    if row < m && col < n {
+        let mut sum = T::ZERO;
+        for p in 0..pieces {
+            // SAFETY: inside the tile's partial tiles (the caller's contract).
+            sum = sum + unsafe { *partials.add((p * tile_len + e) as usize) };
+        }
+        // SAFETY: (row, col) is inside the dense m x n C.
+        unsafe { *c.add(row as usize * n as usize + col as usize) = sum };
+    }
+}
+
 pub mod aligned_rows;
 pub mod blocked;
 pub mod dmma;
