@@ -14,10 +14,11 @@ use rgla::{Gpu, Scalar};
 /// (m, k, n): one element, sizes off every tile, k = 1 and tall and skinny, a wide short
 /// product, a square one, and one just past the tiles; more k-tiles than `dmma-tma`'s stages,
 /// the last one partial, with n a multiple of its column groups but not of its tile. On 132
-/// SMs `dmma-tma` splits the tiles past the last full wave of the last two along k: the 42
-/// past 2100 x 1100's first wave in 4 pieces of 8 or 9 k-tiles, the 33 past 4097 x 4099's
-/// eighth in 8; `blocked-wide` splits 4097 x 4099's last row of tiles in 4 pieces (A and B
-/// read from aligned copies) and all of 1000 x 1000 in 3, the last with a partial k-tile.
+/// SMs the last tiles are split along k: `dmma-tma` splits the one tile of 2 x 3000 x 7 in
+/// 16 pieces, the 42 past 2100 x 1100's first wave in 4 pieces of 8 or 9 k-tiles and the 33
+/// past 4097 x 4099's eighth in 8; `blocked-wide` splits 2 x 3000 x 7 in 16, 2100 x 1100 in 3
+/// and 1000 x 1000 in 4 (all their tiles; the last piece with a partial k-tile in the last
+/// two), and 4097 x 4099's last row of tiles in 4 (A and B read from aligned copies).
 const SHAPES: [(usize, usize, usize); 10] = [
     (1, 1, 1),
     (31, 33, 17),

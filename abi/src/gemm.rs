@@ -193,12 +193,12 @@ impl SplitTail {
     pub const NONE: SplitTail = SplitTail { whole: u32::MAX, pieces: 1 };
 
     /// The split of `tiles` tiles of `k_tiles` k-tiles each, `slots` blocks running at once:
-    /// the tiles past the last full wave in as many pieces as fill a wave, each of at least
-    /// `SPLIT_MIN_K_TILES` k-tiles, at most `SPLIT_MAX_PIECES`; none below
-    /// `SPLIT_MIN_PIECES`, short of a full wave or past `SPLIT_MAX_WAVES` full waves.
+    /// the tiles past the last full wave (all of them where they are fewer than a wave) in as
+    /// many pieces as fill a wave, each of at least `SPLIT_MIN_K_TILES` k-tiles, at most
+    /// `SPLIT_MAX_PIECES`; none below `SPLIT_MIN_PIECES` or past `SPLIT_MAX_WAVES` full waves.
     pub fn of(tiles: u32, k_tiles: u32, slots: u32) -> SplitTail {
         let (waves, tail) = (tiles / slots.max(1), tiles % slots.max(1));
-        if waves == 0 || waves > SPLIT_MAX_WAVES || tail == 0 {
+        if waves > SPLIT_MAX_WAVES || tail == 0 {
             return SplitTail::NONE;
         }
         let pieces = (slots / tail).min(k_tiles / SPLIT_MIN_K_TILES).min(SPLIT_MAX_PIECES);
@@ -210,8 +210,8 @@ impl SplitTail {
     /// last wave leaves (`gemm::blocked::wide_pieces`). Split are the last rows of tiles, as
     /// few as hold the tiles past the last full wave, in the number of pieces (3 to
     /// `SPLIT_MAX_PIECES`, each at least `WIDE_SPLIT_MIN_K` long) that ends the soonest by
-    /// [`wide_split_end`], or within 1% of it with fewer pieces; none where that saves less than
-    /// `WIDE_SPLIT_MIN_GAIN` of the time of whole tiles alone.
+    /// [`wide_split_end`] and `WIDE_PIECE_COST_K`, or within 1% of it with fewer pieces; none
+    /// where that saves less than `WIDE_SPLIT_MIN_GAIN` of the time of whole tiles alone.
     pub fn beside(rows: u32, cols: u32, k: u32, sms: u32) -> SplitTail {
         let (tiles, sms) = (rows * cols, sms.max(1));
         let tail = tiles % sms;
@@ -220,8 +220,10 @@ impl SplitTail {
         }
         let whole = (rows - tail.div_ceil(cols)) * cols;
         let most = (k / WIDE_SPLIT_MIN_K).min(SPLIT_MAX_PIECES);
+        let split = tiles - whole;
+        let traffic = |pieces: u32| (split * pieces) as f64 * WIDE_PIECE_COST_K / k as f64;
         let ends = (SPLIT_MIN_PIECES..=most)
-            .map(|pieces| (pieces, wide_split_end(whole, tiles - whole, pieces, sms)));
+            .map(|pieces| (pieces, wide_split_end(whole, split, pieces, sms) + traffic(pieces)));
         let Some(soonest) = ends.clone().map(|(_, end)| end).reduce(f64::min) else {
             return SplitTail::NONE;
         };
@@ -241,8 +243,8 @@ impl SplitTail {
 
 /// The fewest k-tiles of a piece of [`SplitTail`] (its prologue and partial store amortised);
 /// the fewest and the most pieces of a tile; the most full waves before the split tiles. Two
-/// pieces, fewer tiles than a wave and 28 full waves measured slower than no split, 31 no
-/// faster: the last wave's share of the time shrinks with the waves before it (PERF.md).
+/// pieces and 28 full waves measured slower than no split, 31 no faster: the last wave's share
+/// of the time shrinks with the waves before it (PERF.md).
 pub const SPLIT_MIN_K_TILES: u32 = 8;
 pub const SPLIT_MIN_PIECES: u32 = 3;
 pub const SPLIT_MAX_PIECES: u32 = 16;
@@ -268,11 +270,17 @@ pub fn wide_split_end(whole: u32, split: u32, pieces: u32, sms: u32) -> f64 {
     (step as f64 / pieces as f64).max(whole_end as f64)
 }
 
-/// The shortest piece of `SplitTail::beside` in values of k (its prologue and partial store
-/// amortised), and the least gain for which it splits (below, the pieces' stores and sums and
-/// the tail of their own launch would take what the model says it saves).
-pub const WIDE_SPLIT_MIN_K: u32 = 256;
-pub const WIDE_SPLIT_MIN_GAIN: f64 = 0.04;
+/// The shortest piece of `SplitTail::beside` in values of k (its prologue amortised), and the
+/// least gain for which it splits (below, the sum's launch and the pieces' prologues would take
+/// what the model says it saves).
+pub const WIDE_SPLIT_MIN_K: u32 = 128;
+pub const WIDE_SPLIT_MIN_GAIN: f64 = 0.03;
+
+/// What one piece's partial tile costs the whole GPU (zeroed, stored and read by the sum: three
+/// passes of 128 KB through DRAM, about 0.1 us at 4 TB/s), in steps of k of one `wide` tile on
+/// one SM (about 0.17 us each): the split's end in tiles' times grows by this much / k a piece.
+/// Without it, 1536^3 took 11 pieces, not 5, and ran 13% slower (PERF.md).
+pub const WIDE_PIECE_COST_K: f64 = 0.6;
 
 #[cfg(test)]
 mod tests {
@@ -285,8 +293,12 @@ mod tests {
         assert_eq!(SplitTail::beside(20, 24, 7004, 132), SplitTail { whole: 384, pieces: 3 });
         assert!((wide_split_end(384, 96, 3, 132) - 11.0 / 3.0).abs() < 1e-12);
         assert!((wide_split_end(384, 96, 11, 132) - 40.0 / 11.0).abs() < 1e-12);
-        // n = 1000: 32 tiles, all split, in 3 pieces of 333-334 (k allows no more).
-        assert_eq!(SplitTail::beside(4, 8, 1000, 132), SplitTail { whole: 0, pieces: 3 });
+        // n = 1000: 32 tiles, all split, in 4 pieces of 248-256 (a wave of 128 pieces).
+        assert_eq!(SplitTail::beside(4, 8, 1000, 132), SplitTail { whole: 0, pieces: 4 });
+        // The GPU tests' shapes: 1000 x 1004 x 1000, 2100 x 516 x 1100 and 2 x 3000 x 7.
+        assert_eq!(SplitTail::beside(4, 8, 1004, 132), SplitTail { whole: 0, pieces: 4 });
+        assert_eq!(SplitTail::beside(9, 9, 516, 132), SplitTail { whole: 0, pieces: 3 });
+        assert_eq!(SplitTail::beside(1, 1, 3000, 132), SplitTail { whole: 0, pieces: 16 });
         // 4097 x 4099 (17 x 33 tiles): the 33 past 4 waves in 4 pieces, a wave of their own.
         assert_eq!(SplitTail::beside(17, 33, 4096, 132), SplitTail { whole: 528, pieces: 4 });
         // No split: whole waves, a gain under 4% (n = 4096 and 8192: 3.94 and 15.67 against 4
@@ -309,9 +321,11 @@ mod tests {
         // 4097 x 4099 (33 x 65 tiles): 33 past 8 waves; at most 16 pieces (2 x 3000 x 7 on
         // many more SMs).
         assert_eq!(SplitTail::of(2145, 256, 264), SplitTail { whole: 2112, pieces: 8 });
-        assert_eq!(SplitTail::of(3, 188, 2640), SplitTail::NONE);
+        // Fewer tiles than a wave: all split (2 x 3000 x 7, a tile of 188 k-tiles, in 16).
+        assert_eq!(SplitTail::of(1, 188, 264), SplitTail { whole: 0, pieces: 16 });
+        assert_eq!(SplitTail::of(3, 188, 2640), SplitTail { whole: 0, pieces: 16 });
         assert_eq!(SplitTail::of(2641, 188, 2640).pieces, 16);
-        // No split: fewer tiles than slots, a tail that would take 1 or 2 pieces, whole waves,
+        // No split: a tail that would take 1 or 2 pieces (1024^3: 128 tiles), whole waves,
         // too few k-tiles, too many waves (n = 8192: 8 tiles past 31 waves).
         for (tiles, k_tiles) in [(128, 64), (2048, 256), (4345, 188), (528, 256), (1880, 23), (8192, 512)] {
             let split = SplitTail::of(tiles, k_tiles, 264);

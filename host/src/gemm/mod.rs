@@ -53,8 +53,9 @@ pub enum GemmKernel {
     /// H200). The copy engine reads rows that start 16-byte aligned, and B in groups of 8
     /// columns: where k is odd, A is copied into aligned rows first, and where n is not a
     /// multiple of 8, B into rows padded to 128-byte lines. The tiles past the last full wave
-    /// (two blocks an SM) are split along k, so that they fill a wave of their own, after 1
-    /// to 16 full waves (`abi::gemm::SplitTail`); a second kernel adds their pieces in order.
+    /// (two blocks an SM) are split along k, so that they fill a wave of their own, after at
+    /// most 16 full waves, and so are all tiles where they are fewer than a wave
+    /// (`abi::gemm::SplitTail`); a second kernel adds their pieces in order.
     DmmaTma,
     /// f32 on tensor cores: the same kernel as `DmmaPipelined` with the inputs rounded to TF32
     /// (10 mantissa bits) and f32 accumulators (sm_90 module only). Not f32-accurate: its error
@@ -412,6 +413,9 @@ fn dmma_tma(
             kernels::dmma_tma::sum_pieces(gpu, sum, m32, n32, first, pieces, &partials, c)?;
         }
         whole = first as usize;
+    }
+    if whole == 0 {
+        return Ok(());
     }
     // SAFETY: as above; the first `whole` tiles.
     unsafe { kernels::dmma_tma::dmma_tma(gpu, dmma_tma_launch(whole), m32, n32, k32, &*maps, c) }
