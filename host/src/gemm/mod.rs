@@ -157,16 +157,7 @@ pub fn gemm<T: Scalar>(
     if m == 0 || n == 0 {
         return Ok(());
     }
-    let grid_of = |tile_m: u32, tile_n: u32| -> Result<(u32, u32)> {
-        let rows = m.div_ceil(tile_m as usize);
-        if rows > 65_535 {
-            return Err(Error::InvalidInput(format!(
-                "GEMM with {m} rows needs {rows} block rows (65535 at most)"
-            )));
-        }
-        Ok((n.div_ceil(tile_n as usize) as u32, rows as u32))
-    };
-    let grid = |tile: u32| grid_of(tile, tile);
+    let grid = |tile: u32| tile_grid(m, n, (tile, tile));
     let (m32, n32, k32) = (m as u32, n as u32, k as u32);
     let elem = size_of::<T>();
     // SAFETY (every launch): A, B and C hold the checked shapes; the grids cover C.
@@ -188,16 +179,7 @@ pub fn gemm<T: Scalar>(
                 let (Some(a), Some(b), Some(c)) = (as_f32(a), as_f32(b), as_f32_mut(c)) else {
                     return Err(Error::InvalidInput("the blocked-wide kernel is f32 only".into()));
                 };
-                blocked_wide(
-                    gpu,
-                    grid_of(abi::gemm::BLOCKED_WIDE_M, abi::gemm::BLOCKED_WIDE_N)?,
-                    m,
-                    n,
-                    k,
-                    a,
-                    b,
-                    c,
-                )
+                blocked_wide(gpu, m, n, k, a, b, c)
             }
             GemmKernel::DmmaPipelined | GemmKernel::Tf32 => {
                 if !kernel.supports::<T>(gpu) {
@@ -257,17 +239,26 @@ pub fn gemm<T: Scalar>(
     }
 }
 
-/// `blocked-wide` on dense matrices with its `grid` of tiles (columns, rows): A and B through
+/// The 2D grid of `tile` (rows x columns) tiles over an m x n C: (columns, rows) of tiles.
+fn tile_grid(m: usize, n: usize, (tile_m, tile_n): (u32, u32)) -> Result<(u32, u32)> {
+    let rows = m.div_ceil(tile_m as usize);
+    if rows > 65_535 {
+        return Err(Error::InvalidInput(format!(
+            "GEMM with {m} rows needs {rows} block rows (65535 at most)"
+        )));
+    }
+    Ok((n.div_ceil(tile_n as usize) as u32, rows as u32))
+}
+
+/// `blocked-wide` on dense matrices: A and B through
 /// copies in aligned rows where theirs are not (k padded with zeros to a multiple of 4: zero
 /// columns of A, zero rows of B; element by element where the copies do not fit), and the last
 /// rows of tiles split along k where their pieces fill the SMs that the last wave of whole
 /// tiles leaves idle (`abi::gemm::SplitTail::beside`; without the split where there is no room
 /// for the pieces). The whole tiles then run on a stream of higher priority, so that the GPU
 /// starts all of them first, and the pieces and their sum beside them on the GPU's own stream.
-#[allow(clippy::too_many_arguments)] // the grid, the BLAS shape and three matrices
 fn blocked_wide(
     gpu: &Gpu,
-    (cols, rows): (u32, u32),
     m: usize,
     n: usize,
     k: usize,
@@ -276,6 +267,7 @@ fn blocked_wide(
     c: &mut CudaSlice<f32>,
 ) -> Result<()> {
     use abi::gemm::{BLOCKED_THREADS, BLOCKED_WIDE_M, BLOCKED_WIDE_N, SplitTail, blocked_wide_shared_bytes};
+    let (cols, rows) = tile_grid(m, n, (BLOCKED_WIDE_M, BLOCKED_WIDE_N))?;
     let k4 = k.next_multiple_of(4);
     let (a_copy, b_copy) = if k == k4 && n.is_multiple_of(4) {
         (None, None)

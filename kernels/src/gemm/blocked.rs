@@ -10,6 +10,9 @@
 //!
 //! [`wide`] is the next step for f32, cuBLAS's SGEMM shape: a 256 x 128 tile, 16 x 8 values per
 //! thread (twice the products per shared-memory read), one block per SM.
+//!
+//! One block an SM leaves SMs idle in the last wave of tiles: [`wide_pieces`] computes the last
+//! rows of tiles in pieces along k beside it, and [`wide_sum_pieces`] adds the pieces up.
 
 use abi::Strided;
 use abi::gemm::{
