@@ -276,8 +276,8 @@ pub fn wide_split_end(whole: u32, split: u32, pieces: u32, sms: u32) -> f64 {
 pub const WIDE_SPLIT_MIN_K: u32 = 128;
 pub const WIDE_SPLIT_MIN_GAIN: f64 = 0.03;
 
-/// What one piece's partial tile costs the whole GPU (zeroed, stored and read by the sum: three
-/// passes of 128 KB through DRAM, about 0.1 us at 4 TB/s), in steps of k of one `wide` tile on
+/// What one piece's partial tile costs the whole GPU (stored, then read by the sum: 256 KB
+/// through DRAM, with the piece's prologue about 0.1 us), in steps of k of one `wide` tile on
 /// one SM (about 0.17 us each): the split's end in tiles' times grows by this much / k a piece.
 /// Without it, 1536^3 took 11 pieces, not 5, and ran 13% slower (PERF.md).
 pub const WIDE_PIECE_COST_K: f64 = 0.6;

@@ -297,7 +297,7 @@ fn blocked_wide(
     let tile_len = (BLOCKED_WIDE_M * BLOCKED_WIDE_N) as usize;
     let pieces_len = split.partials(rows * cols) as usize;
     // (No split where there is no room for the pieces.)
-    let mut partials = match (pieces_len > 0).then(|| gpu.zeros::<f32>(pieces_len * tile_len)) {
+    let mut partials = match (pieces_len > 0).then(|| gpu.scratch::<f32>(pieces_len * tile_len)) {
         Some(Err(Error::OutOfMemory { .. })) | None => return whole_tiles(gpu.into(), rows, c),
         Some(partials) => partials?,
     };
@@ -386,7 +386,7 @@ fn dmma_tma(
     let pieces_len = split.partials(tiles as u32) as usize;
     // (No split where there is no room for the pieces.)
     let tile_len = (shape.tile_m * shape.tile_n) as usize;
-    let partials = match (pieces_len > 0).then(|| gpu.zeros::<f64>(pieces_len * tile_len)) {
+    let partials = match (pieces_len > 0).then(|| gpu.scratch::<f64>(pieces_len * tile_len)) {
         Some(Err(Error::OutOfMemory { .. })) | None => None,
         Some(partials) => Some(partials?),
     };

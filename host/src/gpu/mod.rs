@@ -158,6 +158,18 @@ impl Gpu {
         self.stream.alloc_zeros(len).map_err(|e| self.alloc_error::<T>(len, e))
     }
 
+    /// Device buffer of `len` values left as the allocator hands them over, for a workspace
+    /// that kernels write in full before anything reads it (a split GEMM's partial tiles): no
+    /// pass of zeros first.
+    pub fn scratch<T: crate::Scalar>(&self, len: usize) -> Result<CudaSlice<T>> {
+        if len == 0 {
+            return self.empty();
+        }
+        self.check_fits::<T>(len)?;
+        // SAFETY: every bit pattern is a valid f32 or f64, and the memory is the buffer's alone.
+        unsafe { self.stream.alloc(len) }.map_err(|e| self.alloc_error::<T>(len, e))
+    }
+
     /// Copies `data` to a new device buffer.
     pub fn upload<T: DeviceRepr>(&self, data: &[T]) -> Result<CudaSlice<T>> {
         if data.is_empty() {
