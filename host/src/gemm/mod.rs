@@ -466,7 +466,7 @@ fn padded_rows<T: Scalar>(
     if rows_to == 0 || rows_to.checked_mul(ld).is_none_or(|len| len > u32::MAX as usize) {
         return Ok(None);
     }
-    let mut copy = match gpu.zeros::<T>(rows_to * ld) {
+    let mut copy = match gpu.scratch::<T>(rows_to * ld) {
         Ok(copy) => copy,
         Err(Error::OutOfMemory { .. }) => return Ok(None),
         Err(e) => return Err(e),
@@ -475,7 +475,8 @@ fn padded_rows<T: Scalar>(
     Ok(Some(copy))
 }
 
-/// Queues `dst` = the dense rows x cols matrix `a`, `dst` with rows `ld` apart.
+/// Queues `dst` = the dense rows x cols matrix `a` in the top left of `dst`, a matrix with rows
+/// `ld` apart, and zeros in the rest of `dst` (its columns past `cols`, its rows past `rows`).
 pub(crate) fn copy_rows<T: Scalar>(
     gpu: &Gpu,
     a: &CudaSlice<T>,
@@ -486,18 +487,21 @@ pub(crate) fn copy_rows<T: Scalar>(
     if a.len() != rows * cols {
         return Err(Error::InvalidInput(format!("a copy of {} values as {rows} x {cols}", a.len())));
     }
-    // The destination block's own checks: inside `dst`, its elements numbered below 2^32.
-    MatrixViewMut::new(dst, 0, rows, cols, ld)?;
-    if rows == 0 || cols == 0 {
+    let rows_to = dst.len() / ld.max(1);
+    // The destination's own checks: inside `dst`, its elements numbered below 2^32.
+    MatrixViewMut::new(dst, 0, rows_to, ld, ld)?;
+    if rows > rows_to || cols > ld {
+        return Err(Error::InvalidInput(format!("a copy of {rows} x {cols} into {rows_to} x {ld}")));
+    }
+    if rows_to == 0 || ld == 0 {
         return Ok(());
     }
     const THREADS: u32 = 256;
     let launch =
-        Launch::grid_2d((cols.div_ceil(THREADS as usize) as u32, rows.min(65_535) as u32), (THREADS, 1));
-    let (rows, cols, ld) = (rows as u32, cols as u32, ld as u32);
-    // SAFETY: `a` holds rows x cols values and `dst` a rows x cols block with rows `ld` apart
-    // (checked).
-    unsafe { kernels::aligned_rows::copy_rows(gpu, launch, rows, cols, a, dst, ld) }
+        Launch::grid_2d((ld.div_ceil(THREADS as usize) as u32, rows_to.min(65_535) as u32), (THREADS, 1));
+    let (rows, cols, rows_to, ld) = (rows as u32, cols as u32, rows_to as u32, ld as u32);
+    // SAFETY: `a` holds rows x cols values and `dst` rows_to x ld (checked).
+    unsafe { kernels::aligned_rows::copy_rows(gpu, launch, rows, cols, a, dst, rows_to, ld) }
 }
 
 /// The rows x cols matrix `a`, or its copy in aligned rows ([`aligned_rows`]).

@@ -11,20 +11,27 @@ use abi::StridedMut;
 use crate::device::Float;
 use crate::device::thread::{block_dim_x, block_idx_x, block_idx_y, grid_dim_y, thread_idx_x};
 
-/// dst[r][c] = a[r][c] for a dense rows x cols matrix `a` and `dst` one with rows `ld` apart.
-/// Launch: a 2D grid, x over the columns (one thread each), y over the rows (each block row
-/// takes every `grid_dim_y`-th row).
+/// dst[r][c] = a[r][c] for a dense rows x cols matrix `a`, and zero past a's rows and columns:
+/// `dst` is a dense `rows_to x ld` matrix (rows_to >= rows, ld >= cols), every element written,
+/// so it needs no zeros first. Launch: a 2D grid, x over dst's columns (one thread each), y
+/// over its rows (each block row takes every `grid_dim_y`-th row).
 #[gpu::kernel(T = f32 | f64)]
-pub unsafe fn copy_rows<T: Float>(rows: u32, cols: u32, a: *const T, dst: *mut T, ld: u32) {
+pub unsafe fn copy_rows<T: Float>(rows: u32, cols: u32, a: *const T, dst: *mut T, rows_to: u32, ld: u32) {
     let dst = StridedMut { ptr: dst, ld };
     let col = block_idx_x() * block_dim_x() + thread_idx_x();
-    if col >= cols {
+    if col >= ld {
         return;
     }
     let mut row = block_idx_y();
-    while row < rows {
-        // SAFETY: row < rows and col < cols, inside both matrices.
-        unsafe { *dst.at(row, col) = *a.add(row as usize * cols as usize + col as usize) };
+    while row < rows_to {
+        let value = if row < rows && col < cols {
+            // SAFETY: row < rows and col < cols, inside `a`.
+            unsafe { *a.add(row as usize * cols as usize + col as usize) }
+        } else {
+            T::ZERO
+        };
+        // SAFETY: row < rows_to and col < ld, inside `dst`.
+        unsafe { *dst.at(row, col) = value };
         row += grid_dim_y();
     }
 }
