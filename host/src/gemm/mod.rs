@@ -297,9 +297,8 @@ fn blocked_wide(
     let tile_len = (BLOCKED_WIDE_M * BLOCKED_WIDE_N) as usize;
     let pieces_len = split.partials(rows * cols) as usize;
     // (No split where there is no room for the pieces.)
-    let mut partials = match (pieces_len > 0).then(|| gpu.scratch::<f32>(pieces_len * tile_len)) {
-        Some(Err(Error::OutOfMemory { .. })) | None => return whole_tiles(gpu.into(), rows, c),
-        Some(partials) => partials?,
+    let Some(mut partials) = workspace::<f32>(gpu, pieces_len * tile_len)? else {
+        return whole_tiles(gpu.into(), rows, c);
     };
     let SplitTail { whole, pieces } = split;
     let whole_stream = gpu.side_stream()?;
@@ -386,10 +385,7 @@ fn dmma_tma(
     let pieces_len = split.partials(tiles as u32) as usize;
     // (No split where there is no room for the pieces.)
     let tile_len = (shape.tile_m * shape.tile_n) as usize;
-    let partials = match (pieces_len > 0).then(|| gpu.scratch::<f64>(pieces_len * tile_len)) {
-        Some(Err(Error::OutOfMemory { .. })) | None => None,
-        Some(partials) => Some(partials?),
-    };
+    let partials = workspace::<f64>(gpu, pieces_len * tile_len)?;
     let mut whole = tiles;
     if let Some(mut partials) = partials {
         // The pieces first (about a wave), then the whole tiles (whole waves): each launch
@@ -466,13 +462,24 @@ fn padded_rows<T: Scalar>(
     if rows_to == 0 || rows_to.checked_mul(ld).is_none_or(|len| len > u32::MAX as usize) {
         return Ok(None);
     }
-    let mut copy = match gpu.scratch::<T>(rows_to * ld) {
-        Ok(copy) => copy,
-        Err(Error::OutOfMemory { .. }) => return Ok(None),
-        Err(e) => return Err(e),
+    let Some(mut copy) = workspace::<T>(gpu, rows_to * ld)? else {
+        return Ok(None);
     };
     copy_rows(gpu, a, (rows, cols), &mut copy, ld)?;
     Ok(Some(copy))
+}
+
+/// A buffer of `len` values for a copy or a split's pieces, unzeroed (the kernels write all of
+/// it): `None` where `len` is 0 or device memory is short, and the GEMM goes without.
+fn workspace<T: Scalar>(gpu: &Gpu, len: usize) -> Result<Option<CudaSlice<T>>> {
+    if len == 0 {
+        return Ok(None);
+    }
+    match gpu.scratch::<T>(len) {
+        Ok(buffer) => Ok(Some(buffer)),
+        Err(Error::OutOfMemory { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// Queues `dst` = the dense rows x cols matrix `a` in the top left of `dst`, a matrix with rows
