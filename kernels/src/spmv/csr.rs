@@ -767,7 +767,7 @@ unsafe fn merge_tile<T: Float>(
     }
     let (mut row, mut nz) = (lo, nz0 + diagonal - lo); // row relative to row0, nz absolute
     let mut sum = T::ZERO;
-    let mut first_end = None; // (row, sum) of the first row this lane ends
+    let mut first_end = u32::MAX; // the first row this lane ends
     // A row's sum is staged after the tile's products: a tile's rows and nonzeros together
     // are at most TILE items, so the two fit in one array.
     let sums = |row: u32| tile_nnz + row;
@@ -779,12 +779,11 @@ unsafe fn merge_tile<T: Float>(
             sum = sum + unsafe { products.get(nz - nz0) };
             nz += 1;
         } else {
-            if first_end.is_none() {
-                first_end = Some((row, sum));
-            } else {
-                // SAFETY (shared): row < tile_rows_len (it ended in this tile).
-                unsafe { products.set(sums(row), sum) };
-            }
+            // Every ended row's sum is staged, the first's too (its carry is added after the
+            // scan): both cases stay short enough for ptxas to predicate, not branch.
+            // SAFETY (shared): row < tile_rows_len (it ended in this tile).
+            unsafe { products.set(sums(row), sum) };
+            first_end = first_end.min(row); // rows only grow: the first one stays
             sum = T::ZERO;
             row += 1;
             row_end = unsafe { row_ends.get(row) };
@@ -793,12 +792,12 @@ unsafe fn merge_tile<T: Float>(
 
     // What earlier lanes carry into this lane's first row: a segmented inclusive scan of the
     // lanes' open sums, restarting at every lane that ended a row.
-    let carried = segmented_scan(sum, first_end.is_some());
+    let ended = first_end != u32::MAX;
+    let carried = segmented_scan(sum, ended);
     let carry_in = warp::shuffle_up(carried, 1);
-    if let Some((first_row, first_sum)) = first_end {
-        let total = if lane > 0 { first_sum + carry_in } else { first_sum };
-        // SAFETY (shared): first_row < tile_rows_len (it ended).
-        unsafe { products.set(sums(first_row), total) };
+    if ended && lane > 0 {
+        // SAFETY (shared): first_end < tile_rows_len (it ended).
+        unsafe { products.set(sums(first_end), products.get(sums(first_end)) + carry_in) };
     }
     sync_warp();
     // Rows row0..row1 ended in this tile, each with its sum staged.
