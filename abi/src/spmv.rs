@@ -18,21 +18,13 @@ pub const fn merge_tile(elem_size: usize) -> u32 {
     32 * merge_items_per_lane(elem_size)
 }
 
-/// Shared bytes one warp of the merge-path kernel stages its tile in: the products and the
-/// sums of the rows ending in the tile (together at most a tile of elements of `elem_size`),
-/// then tile + 1 row ends, each part on a 16-byte boundary.
-pub const fn merge_warp_bytes(elem_size: usize) -> usize {
-    let tile = merge_tile(elem_size) as usize;
-    (tile * elem_size).next_multiple_of(16) + ((tile + 1) * 4).next_multiple_of(16)
-}
-
-/// The same, in elements of `elem_size` (warp w's slice starts w of these in).
-pub const fn merge_warp_elements(elem_size: usize) -> u32 {
-    (merge_warp_bytes(elem_size) / elem_size) as u32
-}
-
-/// Dynamic shared bytes of a merge-path block of `warps` warps: each warp's slice
-/// ([`merge_warp_bytes`]), then one element per warp for the block's open sums.
+/// Dynamic shared bytes of a merge-path block of `warps` warps, each part on a 16-byte
+/// boundary: the block's products and the sums of its rows (together at most its items, in
+/// elements of `elem_size`), its items + 1 row ends, then one element per warp for the warps'
+/// open sums.
 pub const fn merge_shared_bytes(warps: u32, elem_size: usize) -> usize {
-    warps as usize * (merge_warp_bytes(elem_size) + elem_size)
+    let items = warps as usize * merge_tile(elem_size) as usize;
+    (items * elem_size).next_multiple_of(16)
+        + ((items + 1) * 4).next_multiple_of(16)
+        + warps as usize * elem_size
 }

@@ -597,21 +597,23 @@ pub unsafe fn long_row_chunks<T: Float>(
 /// where each tile starts (`tile_rows[w]`: the row in progress at item `w * TILE`; the nonzero
 /// is `w * TILE - tile_rows[w]`) once, at upload.
 ///
-/// In a tile: the products `values[j] * x[col_idx[j]]` and the row ends are staged in shared
-/// memory (coalesced loads), then each lane walks `ITEMS` consecutive items: it keeps the sum
-/// of every row that ends in its items, the first of them plus what earlier lanes carried in
-/// (a segmented scan of the lanes' carries by shuffles). The sums are staged in shared memory
-/// beside the products and go to y in one coalesced pass (scattered stores of single rows
-/// cost a partial sector each). A row still open at the end of the tile leaves its partial
-/// sum to the block: where the row ends in a later tile of the block, the block adds it to
-/// the row once its warps are done; the block's last open sum goes to `carries[block]`, and
-/// [`merge_fixup`] adds those afterwards (one per block, not per tile: that launch's work
-/// costs as much as the launch does, PERF.md).
+/// A block takes `warps` consecutive tiles. Its threads stage the products `values[j] *
+/// x[col_idx[j]]` of all its nonzeros and its rows' ends in shared memory, side by side across
+/// the block (coalesced, and a block's tiles cross one boundary of lines, not one a warp: the
+/// per-warp staging asked L1 for more sectors, PERF.md). Then each warp walks its tile: each
+/// lane takes `ITEMS` consecutive items and stages the sum of every row that ends in them,
+/// the first of them plus what earlier lanes carried in (a segmented scan of the lanes'
+/// carries by shuffles). A row still open at the end of a tile leaves its partial sum to the
+/// block: where the row ends in a later tile of the block, the block adds it to the row's
+/// staged sum; the block's last open sum goes to `carries[block]`, and [`merge_fixup`] adds
+/// those afterwards (one per block, not per tile: that launch's work costs as much as the
+/// launch does, PERF.md). The sums go to y in one coalesced pass of the block (scattered
+/// stores of single rows cost a partial sector each).
 ///
 /// Columns below `hot_count` read `hot` (a graph's most popular columns, gathered there so that
 /// their values share lines), the others `x` at the column minus `hot_count`; with no hot
 /// columns, `hot_count` is 0.
-/// Launch: a warp per tile, blocks of whole warps; shared bytes:
+/// Launch: a warp per tile, blocks of whole warps (at most 32); shared bytes:
 /// `abi::spmv::merge_shared_bytes` for the block's warps.
 #[gpu::kernel(T = f32 | f64)]
 pub unsafe fn merge<T: Float>(
@@ -628,50 +630,114 @@ pub unsafe fn merge<T: Float>(
     y: *mut T,
     carries: *mut T,
 ) {
-    let tile = index_1d() / WARP_SIZE;
-    let carried = if tile < tiles {
-        // SAFETY: the caller's buffers; tile < tiles.
-        unsafe { merge_tile(tile, rows, nnz, tile_rows, row_ptr, (col_idx, values), (x, hot, hot_count), y) }
+    let tile_len = WARP_SIZE * const { abi::spmv::merge_items_per_lane(core::mem::size_of::<T>()) };
+    let warps = block_dim_x() / WARP_SIZE;
+    let (first, threads, tid) = (block_idx_x() * warps, block_dim_x(), thread_idx_x());
+    if first >= tiles {
+        return;
+    }
+    let last = (first + warps).min(tiles) - 1; // the block's last tile
+    // The block's items, rows first_row..=last_row and nonzeros first_nz..end_nz.
+    let (first_item, end_item) = (first * tile_len, ((last + 1) * tile_len).min(rows + nnz));
+    // SAFETY: first <= last < tiles, and tile_rows has tiles + 1 entries.
+    let (first_row, last_row) =
+        unsafe { (load_nc(tile_rows.add(first as usize)), load_nc(tile_rows.add(last as usize + 1))) };
+    let (first_nz, end_nz) = (first_item - first_row, end_item - last_row);
+    let block_nnz = end_nz - first_nz;
+    // Shared memory: the block's products, then the sums of its rows; its row ends; the
+    // warps' open sums. A block's rows and nonzeros are at most its items.
+    let products = shared::dynamic::<T>();
+    let row_ends = products.after::<u32>(warps * tile_len);
+    let open = row_ends.after::<T>(warps * tile_len + 1);
+    // The ends of rows first_row..=last_row (the last may be past the matrix: never reached).
+    let mut i = tid;
+    while i <= last_row - first_row {
+        let row = first_row + i;
+        // SAFETY: row < rows; i <= the block's rows <= its items (shared).
+        let end = if row < rows { unsafe { load_nc(row_ptr.add(row as usize + 1)) } } else { u32::MAX };
+        unsafe { row_ends.set(i, end) };
+        i += threads;
+    }
+    // The block's products, its threads side by side (coalesced), two in flight a thread.
+    // Each line of the matrix is read once: evict-first keeps x in L2 instead (PERF.md).
+    // SAFETY: nonzeros below nnz, columns below hot_count + the length of x.
+    let product = |j: u32| unsafe {
+        let column = load_stream(col_idx.add(j as usize));
+        let (from, at) = if column < hot_count { (hot, column) } else { (x, column - hot_count) };
+        load_stream(values.add(j as usize)) * load_nc(from.add(at as usize))
+    };
+    let mut j = first_nz + tid;
+    while j + threads < end_nz {
+        let (p0, p1) = (product(j), product(j + threads));
+        // SAFETY (shared): j + threads - first_nz < block_nnz.
+        unsafe {
+            products.set(j - first_nz, p0);
+            products.set(j + threads - first_nz, p1);
+        }
+        j += 2 * threads;
+    }
+    if j < end_nz {
+        // SAFETY (shared): j - first_nz < block_nnz.
+        unsafe { products.set(j - first_nz, product(j)) };
+    }
+    sync_threads();
+
+    let tile = first + warp_id();
+    let carried = if tile <= last {
+        let block = BlockTile { first_row, first_nz, block_nnz, products, row_ends };
+        // SAFETY: tile < tiles; the block's staged arrays.
+        unsafe { merge_walk(tile, tile_len, rows + nnz, tile_rows, block) }
     } else {
         T::ZERO
     };
-
-    // The block's open sums, one per warp, after the warps' slices of shared memory.
-    let warps = block_dim_x() / WARP_SIZE;
-    let open =
-        shared::dynamic::<T>().after::<T>(warps * abi::spmv::merge_warp_elements(core::mem::size_of::<T>()));
     if lane_id() == WARP_SIZE - 1 {
         // SAFETY (shared): warp_id() < warps.
         unsafe { open.set(warp_id(), carried) };
     }
-    sync_threads(); // every tile's rows of y are written, every open sum staged
-    if warp_id() != 0 {
-        return;
-    }
-    // Lane w: tile first + w's open row, summed over the run of tiles that leave it open.
-    let (w, first) = (lane_id(), block_idx_x() * warps);
-    let last = (first + warps).min(tiles) - 1; // the block's last tile
-    let (row, carry) = if first + w <= last {
-        // SAFETY: first + w + 1 <= tiles; w < warps (shared).
-        unsafe { (load_nc(tile_rows.add((first + w + 1) as usize)), open.get(w)) }
-    } else {
-        (u32::MAX, T::ZERO)
-    };
-    let (before, after) = (warp::shuffle_up(row, 1), warp::shuffle_down(row, 1));
-    let run = segmented_scan(carry, w == 0 || before != row);
-    let run_ends = first + w <= last && (first + w == last || after != row);
-    if first + w == last {
-        // This row is still open past the block (or past the matrix).
-        // SAFETY: block_idx_x() < ceil(tiles / warps), the carries' length.
-        unsafe { *carries.add(block_idx_x() as usize) = run };
-    } else if run_ends {
-        // The row ended in a later tile of the block, which wrote its y before the barrier.
-        // SAFETY: row < the block's last open row <= rows.
-        unsafe {
-            let at = y.add(row as usize);
-            *at = *at + run;
+    sync_threads(); // every ended row's sum staged, every open sum too
+    if warp_id() == 0 {
+        // Lane w: tile first + w's open row, summed over the run of tiles that leave it open.
+        let w = lane_id();
+        let (row, carry) = if first + w <= last {
+            // SAFETY: first + w + 1 <= tiles; w < warps (shared).
+            unsafe { (load_nc(tile_rows.add((first + w + 1) as usize)), open.get(w)) }
+        } else {
+            (u32::MAX, T::ZERO)
+        };
+        let (before, after) = (warp::shuffle_up(row, 1), warp::shuffle_down(row, 1));
+        let run = segmented_scan(carry, w == 0 || before != row);
+        if first + w == last {
+            // This row is still open past the block (or past the matrix).
+            // SAFETY: block_idx_x() < ceil(tiles / warps), the carries' length.
+            unsafe { *carries.add(block_idx_x() as usize) = run };
+        } else if first + w < last && after != row {
+            // The row ended in a later tile of the block, which staged its sum.
+            // SAFETY (shared): first_row <= row < last_row.
+            unsafe {
+                let at = block_nnz + row - first_row;
+                products.set(at, products.get(at) + run);
+            }
         }
     }
+    sync_threads();
+    // Rows first_row..last_row ended in the block, each with its sum staged.
+    let mut i = tid;
+    while i < last_row - first_row {
+        // SAFETY: first_row + i < last_row <= rows; the sum's slot is within the block's items.
+        unsafe { *y.add((first_row + i) as usize) = products.get(block_nnz + i) };
+        i += threads;
+    }
+}
+
+/// What a block of [`merge`] staged: its products (`block_nnz` of them, from nonzero
+/// `first_nz`), then the sums of its rows from `first_row`, and the ends of those rows.
+#[derive(Clone, Copy)]
+struct BlockTile<T> {
+    first_row: u32,
+    first_nz: u32,
+    block_nnz: u32,
+    products: shared::SharedArray<T>,
+    row_ends: shared::SharedArray<u32>,
 }
 
 /// Sums of the values of lanes up to this one, restarting at every lane whose `starts` is set
@@ -692,67 +758,29 @@ fn segmented_scan<T: Float>(value: T, starts: bool) -> T {
     sum
 }
 
-/// One warp's tile of [`merge`]: writes y for the rows that end in it; returns, in lane 31,
-/// the partial sum of its last row, still open.
+/// One warp's tile of [`merge`] over what its block staged: stages the sum of every row that
+/// ends in the tile; returns, in lane 31, the partial sum of its last row, still open.
 ///
 /// # Safety
-/// As [`merge`]; tile < tiles.
+/// As [`merge`]; tile < tiles, within the block.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)] // the matrix, the vectors and the tile
-unsafe fn merge_tile<T: Float>(
+unsafe fn merge_walk<T: Float>(
     tile: u32,
-    rows: u32,
-    nnz: u32,
+    tile_len: u32,
+    items_len: u32,
     tile_rows: *const u32,
-    row_ptr: *const u32,
-    (col_idx, values): (*const u32, *const T),
-    (x, hot, hot_count): (*const T, *const T, u32),
-    y: *mut T,
+    block: BlockTile<T>,
 ) -> T {
-    let items = const { abi::spmv::merge_items_per_lane(core::mem::size_of::<T>()) };
-    let tile_len = WARP_SIZE * items;
+    let items = tile_len / WARP_SIZE;
     let lane = lane_id();
-    // This warp's slice of shared memory: TILE products and row sums, TILE + 1 row ends.
-    let products = shared::dynamic::<T>()
-        .after::<T>(warp_id() * abi::spmv::merge_warp_elements(core::mem::size_of::<T>()));
-    let row_ends = products.after::<u32>(tile_len);
-    // SAFETY (global loads): tile < tiles, and tile_rows has tiles + 1 entries; rows below
-    // `rows`, nonzeros below `nnz`, columns below hot_count + the length of x.
-    let (first_item, end_item) = (tile * tile_len, ((tile + 1) * tile_len).min(rows + nnz));
+    let BlockTile { first_row, first_nz, block_nnz, products, row_ends } = block;
+    // SAFETY: tile < tiles, and tile_rows has tiles + 1 entries.
     let (row0, row1) =
         unsafe { (load_nc(tile_rows.add(tile as usize)), load_nc(tile_rows.add(tile as usize + 1))) };
+    let (first_item, end_item) = (tile * tile_len, ((tile + 1) * tile_len).min(items_len));
     let (nz0, nz1) = (first_item - row0, end_item - row1);
-    // The ends of rows row0..=row1 (the last may be past the matrix: never reached).
-    let mut i = lane;
-    while i <= row1 - row0 {
-        let row = row0 + i;
-        let end = if row < rows { unsafe { load_nc(row_ptr.add(row as usize + 1)) } } else { u32::MAX };
-        // SAFETY (shared): i <= row1 - row0 <= TILE.
-        unsafe { row_ends.set(i, end) };
-        i += WARP_SIZE;
-    }
-    // Two products in flight per lane. Each line of the matrix is read once, by one warp:
-    // evict-first keeps x in L2 instead (PERF.md).
-    let product = |j: u32| unsafe {
-        let column = load_stream(col_idx.add(j as usize));
-        let (from, at) = if column < hot_count { (hot, column) } else { (x, column - hot_count) };
-        load_stream(values.add(j as usize)) * load_nc(from.add(at as usize))
-    };
-    let mut j = nz0 + lane;
-    while j + WARP_SIZE < nz1 {
-        let (p0, p1) = (product(j), product(j + WARP_SIZE));
-        // SAFETY (shared): j + 32 - nz0 < TILE.
-        unsafe {
-            products.set(j - nz0, p0);
-            products.set(j + WARP_SIZE - nz0, p1);
-        }
-        j += 2 * WARP_SIZE;
-    }
-    if j < nz1 {
-        // SAFETY (shared): j - nz0 < TILE.
-        unsafe { products.set(j - nz0, product(j)) };
-    }
-    sync_warp();
+    // This tile's rows and nonzeros within the block's arrays.
+    let (rows_at, nz_at) = (row0 - first_row, nz0 - first_nz);
 
     // This lane's items: its start on the merge path (a search of the staged row ends), then
     // ITEMS steps, each a nonzero of the current row or the end of the row.
@@ -762,21 +790,25 @@ unsafe fn merge_tile<T: Float>(
     let (mut lo, mut hi) = (diagonal.saturating_sub(tile_nnz), diagonal.min(tile_rows_len));
     while lo < hi {
         let pivot = (lo + hi) / 2;
-        // SAFETY (shared): pivot < tile_rows_len <= TILE.
-        if unsafe { row_ends.get(pivot) } - nz0 < diagonal - pivot { lo = pivot + 1 } else { hi = pivot }
+        // SAFETY (shared): pivot < tile_rows_len, within the block's rows.
+        if unsafe { row_ends.get(rows_at + pivot) } - nz0 < diagonal - pivot {
+            lo = pivot + 1
+        } else {
+            hi = pivot
+        }
     }
     let (mut row, mut nz) = (lo, nz0 + diagonal - lo); // row relative to row0, nz absolute
     let mut sum = T::ZERO;
     let mut first_end = u32::MAX; // the first row this lane ends
-    // A row's sum is staged after the tile's products: a tile's rows and nonzeros together
-    // are at most TILE items, so the two fit in one array.
-    let sums = |row: u32| tile_nnz + row;
+    // A row's sum is staged after the block's products: a block's rows and nonzeros together
+    // are at most its items, so the two fit in one array.
+    let sums = |row: u32| block_nnz + rows_at + row;
     // SAFETY (shared): row <= tile_rows_len (a lane ends at most the tile's rows), and
     // nz - nz0 < tile_nnz while nz is below the row's end.
-    let mut row_end = unsafe { row_ends.get(row) };
+    let mut row_end = unsafe { row_ends.get(rows_at + row) };
     for _ in diagonal..last {
         if nz < row_end {
-            sum = sum + unsafe { products.get(nz - nz0) };
+            sum = sum + unsafe { products.get(nz_at + nz - nz0) };
             nz += 1;
         } else {
             // Every ended row's sum is staged, the first's too (its carry is added after the
@@ -786,7 +818,7 @@ unsafe fn merge_tile<T: Float>(
             first_end = first_end.min(row); // rows only grow: the first one stays
             sum = T::ZERO;
             row += 1;
-            row_end = unsafe { row_ends.get(row) };
+            row_end = unsafe { row_ends.get(rows_at + row) };
         }
     }
 
@@ -798,14 +830,6 @@ unsafe fn merge_tile<T: Float>(
     if ended && lane > 0 {
         // SAFETY (shared): first_end < tile_rows_len (it ended).
         unsafe { products.set(sums(first_end), products.get(sums(first_end)) + carry_in) };
-    }
-    sync_warp();
-    // Rows row0..row1 ended in this tile, each with its sum staged.
-    let mut i = lane;
-    while i < tile_rows_len {
-        // SAFETY: sums(i) < TILE; row0 + i < row1 <= rows.
-        unsafe { *y.add((row0 + i) as usize) = products.get(sums(i)) };
-        i += WARP_SIZE;
     }
     carried
 }
