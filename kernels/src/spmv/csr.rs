@@ -779,8 +779,8 @@ unsafe fn merge_walk<T: Float>(
         unsafe { (load_nc(tile_rows.add(tile as usize)), load_nc(tile_rows.add(tile as usize + 1))) };
     let (first_item, end_item) = (tile * tile_len, ((tile + 1) * tile_len).min(items_len));
     let (nz0, nz1) = (first_item - row0, end_item - row1);
-    // This tile's rows and nonzeros within the block's arrays.
-    let (rows_at, nz_at) = (row0 - first_row, nz0 - first_nz);
+    // This tile's rows within the block's arrays.
+    let rows_at = row0 - first_row;
 
     // This lane's items: its start on the merge path (a search of the staged row ends), then
     // ITEMS steps, each a nonzero of the current row or the end of the row.
@@ -808,7 +808,7 @@ unsafe fn merge_walk<T: Float>(
     let mut row_end = unsafe { row_ends.get(rows_at + row) };
     for _ in diagonal..last {
         if nz < row_end {
-            sum = sum + unsafe { products.get(nz_at + nz - nz0) };
+            sum = sum + unsafe { products.get(nz - first_nz) };
             nz += 1;
         } else {
             // Every ended row's sum is staged, the first's too (its carry is added after the
