@@ -804,7 +804,8 @@ unsafe fn merge_walk<T: Float>(
     // are at most its items, so the two fit in one array.
     let sums = |row: u32| block_nnz + rows_at + row;
     // SAFETY (shared): row <= tile_rows_len (a lane ends at most the tile's rows), and
-    // nz - nz0 < tile_nnz while nz is below the row's end.
+    // nz - first_nz < block_nnz while nz is below the row's end (the tile's nonzeros lie
+    // within the block's).
     let mut row_end = unsafe { row_ends.get(rows_at + row) };
     for _ in diagonal..last {
         if nz < row_end {
@@ -812,7 +813,7 @@ unsafe fn merge_walk<T: Float>(
             nz += 1;
         } else {
             // Every ended row's sum is staged, the first's too (its carry is added after the
-            // scan): both cases stay short enough for ptxas to predicate, not branch.
+            // scan): no special case for the lane's first row.
             // SAFETY (shared): row < tile_rows_len (it ended in this tile).
             unsafe { products.set(sums(row), sum) };
             first_end = first_end.min(row); // rows only grow: the first one stays
