@@ -61,6 +61,16 @@ impl Error {
     }
 }
 
+/// `Ok(None)` where `allocation` failed for want of device memory: for a copy or workspace that
+/// the work can go without.
+pub(crate) fn unless_out_of_memory<T>(allocation: Result<T>) -> Result<Option<T>> {
+    match allocation {
+        Ok(value) => Ok(Some(value)),
+        Err(Error::OutOfMemory { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 pub fn human_bytes(bytes: f64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut value = bytes;

@@ -8,7 +8,7 @@ pub mod update;
 use std::sync::Arc;
 
 use crate::Scalar;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, unless_out_of_memory};
 use crate::gpu::{
     CudaSlice, Gpu, Launch, MatrixView, MatrixViewMut, Queue, as_f32, as_f32_mut, as_f64, as_f64_mut,
     tensor_map,
@@ -475,11 +475,7 @@ fn workspace<T: Scalar>(gpu: &Gpu, len: usize) -> Result<Option<CudaSlice<T>>> {
     if len == 0 {
         return Ok(None);
     }
-    match gpu.scratch::<T>(len) {
-        Ok(buffer) => Ok(Some(buffer)),
-        Err(Error::OutOfMemory { .. }) => Ok(None),
-        Err(e) => Err(e),
-    }
+    unless_out_of_memory(gpu.scratch::<T>(len))
 }
 
 /// Queues `dst` = the dense rows x cols matrix `a` in the top left of `dst`, a matrix with rows

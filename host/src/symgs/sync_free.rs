@@ -28,7 +28,7 @@
 use super::levels::{DeviceLevels, levels_gpu};
 use super::{Direction, Smoother, SymgsMatrix, forward_flag, rhs_of};
 use crate::Scalar;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, unless_out_of_memory};
 use crate::gpu::{CudaSlice, Gpu, Launch};
 use crate::kernels::symgs::sync_free as kernels;
 use abi::symgs::SYNC_FREE_WARPS_PER_BLOCK as WARPS_PER_BLOCK;
@@ -213,10 +213,8 @@ impl<T: Scalar> SweepOrder<T> {
             (*at, nnz) = (nnz, end);
         }
         let copy = gpu.zeros(nnz as usize).and_then(|cols| Ok((cols, gpu.zeros(nnz as usize)?)));
-        let (mut cols, mut values) = match copy {
-            Ok(copy) => copy,
-            Err(Error::OutOfMemory { .. }) => return Ok(()),
-            Err(e) => return Err(e),
+        let Some((mut cols, mut values)) = unless_out_of_memory(copy)? else {
+            return Ok(());
         };
         // SAFETY: an entry per offset, each a row of a checked matrix or padding; offsets
         // leaving each row its length.
