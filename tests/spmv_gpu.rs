@@ -293,10 +293,10 @@ fn hll_kernels_f64() {
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn adaptive_kernel_on_a_larger_power_law_matrix() {
-    // Rows of tens of thousands of nonzeros go through the block-per-row path.
+    // Rows of tens of thousands of nonzeros, each cut into chunks of a warp.
     let gpu = gpu();
     let a = generate::power_law::<f64>(200_000, 1, 50_000, 1.2, 5).unwrap();
-    let da = DeviceCsr::upload(&gpu, &a).unwrap();
+    let mut da = DeviceCsr::upload(&gpu, &a).unwrap();
     assert!(!da.plan.long_rows.is_empty(), "the test matrix should have long rows");
     assert!(da.plan.chunk_rows.len() > da.plan.long_rows.len(), "and rows of several chunks");
     let x = random_vec::<f64>(a.cols(), 10);
@@ -304,6 +304,19 @@ fn adaptive_kernel_on_a_larger_power_law_matrix() {
     check(&gpu, "csr-adaptive power law 200k", &a, &x, &expect, |x, y| {
         csr::spmv(&gpu, &da, CsrKernel::Adaptive, BlockWarps::DEFAULT, x, y)
     });
+    // The vector path whatever the upload chose, at every shape, twice each: the long rows'
+    // chunks in the same launch leave their counts at zero for the next product.
+    da.plan.path = CsrPath::Vector;
+    for (width, rows_per_group) in WIDTHS.into_iter().flat_map(|w| ROWS_PER_GROUP.map(|r| (w, r))) {
+        (da.plan.width, da.plan.rows_per_group) = (width, rows_per_group);
+        for round in 0..2 {
+            let what =
+                format!("csr-adaptive vector{width} rows {rows_per_group}, round {round}, power law 200k");
+            check(&gpu, &what, &a, &x, &expect, |x, y| {
+                csr::spmv(&gpu, &da, CsrKernel::Adaptive, BlockWarps::DEFAULT, x, y)
+            });
+        }
+    }
 }
 
 fn cusparse_baseline<T: Scalar>() {

@@ -6,6 +6,9 @@ pub const fn nnz_atomic_shared_bytes(threads: u32, elem_size: usize) -> usize {
     threads as usize * (elem_size + 4) + 16
 }
 
+/// Nonzeros per warp on a long row of the vector CSR kernel: 8 per lane.
+pub const LONG_ROW_CHUNK: u32 = 256;
+
 /// Items (row ends and nonzeros) per lane of the merge-path CSR kernel for elements of
 /// `elem_size` bytes: 5 for f64, 7 for f32. Odd, so that the lanes' strided reads of the staged
 /// tile fall in distinct shared-memory banks; the fastest of 5, 7, 8 and 11 (PERF.md).

@@ -31,8 +31,8 @@ pub struct DeviceCsr<T> {
     pub col_idx: CudaSlice<u32>,
     pub values: CudaSlice<T>,
     pub plan: CsrPlan,
-    /// The plan's chunks of long rows on the device: (rows, starts).
-    long_chunks: Option<(CudaSlice<u32>, CudaSlice<u32>)>,
+    /// The plan's chunks of long rows on the device.
+    long_chunks: LongRowChunks<T>,
     /// The merge-path partition: the row in progress where each tile starts (tiles + 1).
     merge_tile_rows: CudaSlice<u32>,
     /// Each block's open sum, scratch written by every merge-path SpMV. The lock only lends the
@@ -52,6 +52,32 @@ pub struct DeviceCsr<T> {
     /// Milliseconds the analysis took at upload (partition, statistics and timings), the
     /// counterpart of cuSPARSE's preprocessing.
     pub analysis_ms: f64,
+}
+
+/// The plan's chunks of long rows on the device (a word each where there are none, so that
+/// the vector kernel always has its arguments).
+struct LongRowChunks<T> {
+    count: u32,
+    rows: CudaSlice<u32>,
+    starts: CudaSlice<u32>,
+    /// The chunks' partial sums and, at each row's first chunk, how many of its chunks are
+    /// done (zero between products): scratch of every product, lent as `merge_carries` is.
+    sums: Mutex<(CudaSlice<T>, CudaSlice<u32>)>,
+}
+
+impl<T: Scalar> LongRowChunks<T> {
+    fn upload(gpu: &Gpu, plan: &CsrPlan) -> Result<Self> {
+        let count = to_u32(plan.chunk_rows.len(), "long-row chunks")?;
+        let (rows, starts) =
+            if count == 0 { (&[0][..], &[0][..]) } else { (&plan.chunk_rows[..], &plan.chunk_starts[..]) };
+        let len = rows.len();
+        Ok(LongRowChunks {
+            count,
+            rows: gpu.upload(rows)?,
+            starts: gpu.upload(starts)?,
+            sums: Mutex::new((gpu.zeros(len)?, gpu.zeros(len)?)),
+        })
+    }
 }
 
 /// [`RowPatterns`] on the device.
@@ -184,7 +210,7 @@ pub enum CsrPath {
 }
 
 /// Nonzeros per warp on a long row: 8 per lane.
-pub const LONG_ROW_CHUNK: u32 = 256;
+pub const LONG_ROW_CHUNK: u32 = abi::spmv::LONG_ROW_CHUNK;
 
 /// Threads per block of the vector kernel.
 const VECTOR_BLOCK: u32 = 128;
@@ -312,11 +338,7 @@ impl<T: Scalar> DeviceCsr<T> {
         });
         let hot_entries = hot.as_ref().map(|hot| hot_first(a, hot));
         let analysis_ms = started.elapsed().as_secs_f64() * 1e3;
-        let long_chunks = if plan.chunk_rows.is_empty() {
-            None
-        } else {
-            Some((gpu.upload(&plan.chunk_rows)?, gpu.upload(&plan.chunk_starts)?))
-        };
+        let long_chunks = LongRowChunks::upload(gpu, &plan)?;
         let mut device = DeviceCsr {
             rows: a.rows(),
             cols: a.cols(),
@@ -511,7 +533,7 @@ pub enum CsrKernel {
     /// (where the rows repeat at most 256 patterns: stencils, structured meshes), so no column
     /// index is read; the plan's rows per group where the upload chose this path.
     Patterns,
-    /// The fast kernel: lanes per row from the analysis, long rows in chunks of a block each.
+    /// The fast kernel: lanes per row from the analysis, long rows in chunks of a warp each.
     Adaptive,
 }
 
@@ -613,39 +635,19 @@ pub fn spmv<T: Scalar>(
                 (None, CsrPath::Gaps16) => launch_gaps16(gpu, a, x, y),
                 (None, CsrPath::MergeHot) => launch_merge_hot(gpu, a, x, y),
                 (None, CsrPath::Patterns) => launch_patterns(gpu, a, x, y),
-                (None, CsrPath::Vector) => launch_adaptive_vector(gpu, a, x, y),
+                (None, CsrPath::Vector) => {
+                    let plan = &a.plan;
+                    launch_vector(
+                        gpu,
+                        a,
+                        (plan.width, plan.rows_per_group, plan.evict_first),
+                        plan.long_row,
+                        x,
+                        y,
+                    )
+                }
             },
         }
-    }
-}
-
-/// The vector kernel at the plan's width, then the long rows' chunks.
-fn launch_adaptive_vector<T: Scalar>(
-    gpu: &Gpu,
-    a: &DeviceCsr<T>,
-    x: &CudaSlice<T>,
-    y: &mut CudaSlice<T>,
-) -> Result<()> {
-    let plan = &a.plan;
-    launch_vector(gpu, a, (plan.width, plan.rows_per_group, plan.evict_first), plan.long_row, x, y)?;
-    let Some((chunk_rows, chunk_starts)) = &a.long_chunks else { return Ok(()) };
-    let chunks = to_u32(a.plan.chunk_rows.len(), "long-row chunks")?;
-    let launch = Launch::warp_per_item(chunks as usize, 4);
-    // SAFETY: as in `spmv`; the chunks were cut from this matrix's long rows.
-    unsafe {
-        kernels::long_row_chunks(
-            gpu,
-            launch,
-            chunks,
-            LONG_ROW_CHUNK,
-            chunk_rows,
-            chunk_starts,
-            &a.row_ptr,
-            &a.col_idx,
-            &a.values,
-            x,
-            y,
-        )
     }
 }
 
@@ -1023,7 +1025,9 @@ fn group_launch(rows: usize, width: u32, rows_per_group: u32) -> Launch {
 }
 
 /// The vector kernel at `width` lanes per row and `rows_per_group`, the entries read first
-/// out of L2 where `evict_first`; rows longer than `long_row` are left to the long-row kernel.
+/// out of L2 where `evict_first`; rows longer than `long_row` go to the plan's chunks, whose
+/// warps follow the rows' blocks in the same launch (`long_row` must be the plan's, or
+/// `u32::MAX`, where no row is long).
 fn launch_vector<T: Scalar>(
     gpu: &Gpu,
     a: &DeviceCsr<T>,
@@ -1032,9 +1036,15 @@ fn launch_vector<T: Scalar>(
     x: &CudaSlice<T>,
     y: &mut CudaSlice<T>,
 ) -> Result<()> {
-    let launch = group_launch(a.rows, width, rows_per_group);
+    let mut launch = group_launch(a.rows, width, rows_per_group);
+    let chunks = &a.long_chunks;
+    let count = if long_row == u32::MAX { 0 } else { chunks.count };
+    launch.grid.0 += count.div_ceil(VECTOR_BLOCK / 32);
     let (rows, evict_first) = (a.rows as u32, evict_first as u32);
-    // SAFETY: as in `spmv`.
+    let mut sums = chunks.sums.lock().unwrap();
+    let (partials, arrivals) = &mut *sums;
+    // SAFETY: as in `spmv`; the chunks were cut from this matrix's rows longer than the plan's
+    // `long_row`, and their counts are zero between products.
     unsafe {
         kernels::vector(
             gpu,
@@ -1049,6 +1059,11 @@ fn launch_vector<T: Scalar>(
             x,
             y,
             long_row,
+            count,
+            &chunks.rows,
+            &chunks.starts,
+            partials,
+            arrivals,
         )
     }
 }

@@ -3,12 +3,12 @@
 use core::ops::{Add, Div, Mul, Neg, Sub};
 
 use crate::device::atomic::AtomicAdd;
-use crate::device::memory::LoadNc;
+use crate::device::memory::{LoadNc, Relaxed};
 use crate::device::tagged::Tagged;
 use crate::device::warp::Shuffle;
 
-/// `f32` or `f64`: arithmetic, warp shuffles, atomic add, read-only cached loads and tagged
-/// words.
+/// `f32` or `f64`: arithmetic, warp shuffles, atomic add, read-only cached and relaxed loads,
+/// and tagged words.
 pub trait Float:
     Copy
     + PartialOrd
@@ -20,6 +20,7 @@ pub trait Float:
     + Shuffle
     + AtomicAdd
     + LoadNc
+    + Relaxed
     + Tagged
 {
     const ZERO: Self;

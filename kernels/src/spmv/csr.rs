@@ -4,7 +4,9 @@
 //! (nnz each), `x` (cols), `y` (rows). Launch shapes are given per kernel; every kernel
 //! checks its row or nonzero index against the sizes passed in.
 
-use crate::device::memory::{LoadNc, load_evict_first, load_nc, load_stream};
+use crate::device::memory::{
+    LoadNc, fence_gpu, load_evict_first, load_nc, load_relaxed, load_stream, store_relaxed,
+};
 use crate::device::shared;
 use crate::device::thread::{
     WARP_SIZE, block_dim_x, block_idx_x, index_1d, lane_id, sync_threads, thread_idx_x, warp_id,
@@ -197,11 +199,14 @@ pub unsafe fn warp_ldg<T: Float>(
 /// takes `R` rows (1, 2 or 4); with more than one it loads the first `2 W` entries of all of
 /// them before it adds any: on short rows a lane then has `R` times the loads in flight, which
 /// is what keeps the memory busy there. The warp's rows are `32 R / W` consecutive ones, the
-/// groups side by side within each of its `R` turns. Rows longer than `long_row` get a zero
-/// here and their sum from [`long_row_chunks`]. Launch: `32` threads per `32 R / W` rows,
-/// block a multiple of 32.
+/// groups side by side within each of its `R` turns. Rows longer than `long_row` are left to
+/// the blocks after the rows' ones, in the same launch: each of their warps takes one of the
+/// `chunks` pieces of a long row (see [`long_row_chunk`]), so a row of millions spreads over
+/// the whole GPU and a small matrix with a few long rows still costs one launch. Launch: `32`
+/// threads per `32 R / W` rows, block a multiple of 32, then a warp per chunk.
 #[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, R = 1 | 2 | 4, EVICT_FIRST = 0 | 1, T = f32 | f64)]
 #[inline(always)]
+#[allow(clippy::too_many_arguments)] // the matrix, the vectors, the long rows' chunks
 pub unsafe fn vector<T: Float, const W: u32, const R: u32, const EVICT_FIRST: u32>(
     rows: u32,
     row_ptr: *const u32,
@@ -210,7 +215,21 @@ pub unsafe fn vector<T: Float, const W: u32, const R: u32, const EVICT_FIRST: u3
     x: *const T,
     y: *mut T,
     long_row: u32,
+    chunks: u32,
+    chunk_rows: *const u32,
+    chunk_starts: *const u32,
+    partials: *mut T,
+    arrivals: *mut u32,
 ) {
+    let chunks = LongRowChunks { count: chunks, rows: chunk_rows, starts: chunk_starts, partials, arrivals };
+    let warps = block_dim_x() / WARP_SIZE;
+    let row_blocks = rows.div_ceil(WARP_SIZE / W * R).div_ceil(warps);
+    if block_idx_x() >= row_blocks {
+        let chunk = (block_idx_x() - row_blocks) * warps + warp_id();
+        // SAFETY: the caller's matrix, vectors and chunks.
+        unsafe { long_row_chunk(chunk, chunks, row_ptr, col_idx, values, x, y) };
+        return; // the whole warp leaves together
+    }
     let columns = CsrColumns::<EVICT_FIRST> { row_ptr, col_idx };
     // SAFETY: the caller's CSR matrix and vectors.
     unsafe { vector_rows::<T, _, W, R, EVICT_FIRST>(rows, columns, values, x, y, long_row) }
@@ -335,13 +354,16 @@ unsafe fn vector_rows<T: Float, C: Columns, const W: u32, const R: u32, const EV
     let row = |k: usize| group_row::<W, R>(k);
     let (mut j, mut end) = ([0u32; MAX_ROWS_PER_GROUP], [0u32; MAX_ROWS_PER_GROUP]);
     let mut source = [C::Row::default(); MAX_ROWS_PER_GROUP];
+    let mut owned = [false; MAX_ROWS_PER_GROUP];
     for k in 0..R as usize {
         // Out-of-range rows are empty; their groups still take part in the shuffles.
         if row(k) < rows {
             // SAFETY: row < rows.
             let (start, stop, row_source) = unsafe { columns.row(row(k)) };
+            // A long row's y is its chunks' to write.
             let is_long = stop - start > long_row;
             (j[k], end[k], source[k]) = (start + lane, if is_long { start } else { stop }, row_source);
+            owned[k] = !is_long;
         }
     }
     // SAFETY (the loads below): every entry read is < end <= nnz; columns < cols; inputs are
@@ -351,9 +373,8 @@ unsafe fn vector_rows<T: Float, C: Columns, const W: u32, const R: u32, const EV
         let [sum0, sum1] = unsafe {
             add_entries::<T, C, W, EVICT_FIRST>(j[0], end[0], (columns, source[0]), values, x, [T::ZERO; 2])
         };
-        // SAFETY: y holds `rows` values. A long row's sum (zero here) is added by
-        // `long_row_chunks`.
-        unsafe { store_group_sum::<T, W>(sum0 + sum1, row(0), rows, y) };
+        // SAFETY: an owned row is < rows, and y holds `rows` values.
+        unsafe { store_group_sum::<T, W>(sum0 + sum1, row(0), owned[0], y) };
         return;
     }
     // Several rows: the first two steps of every row are loaded before any product.
@@ -393,7 +414,7 @@ unsafe fn vector_rows<T: Float, C: Columns, const W: u32, const R: u32, const EV
     }
     for k in 0..R as usize {
         // SAFETY: as above.
-        unsafe { store_group_sum::<T, W>(sum0[k] + sum1[k], row(k), rows, y) };
+        unsafe { store_group_sum::<T, W>(sum0[k] + sum1[k], row(k), owned[k], y) };
     }
 }
 
@@ -459,15 +480,15 @@ unsafe fn load_entry<V: LoadNc, const EVICT_FIRST: u32>(address: *const V) -> V 
 }
 
 /// Adds up the sums of a group of `W` lanes (a shuffle tree; every lane of the warp takes part)
-/// and stores the total in `y[row]` from the group's first lane, if `row < rows`.
+/// and stores the total in `y[row]` from the group's first lane, if `store`.
 ///
 /// # Safety
-/// `y` holds `rows` values.
+/// Where `store`, `y` holds `row`.
 #[inline(always)]
-unsafe fn store_group_sum<T: Float, const W: u32>(sum: T, row: u32, rows: u32, y: *mut T) {
+unsafe fn store_group_sum<T: Float, const W: u32>(sum: T, row: u32, store: bool, y: *mut T) {
     let sum = warp::reduce_sum_groups(sum, W);
-    if lane_id().is_multiple_of(W) && row < rows {
-        // SAFETY: row < rows.
+    if lane_id().is_multiple_of(W) && store {
+        // SAFETY: the caller's.
         unsafe { *y.add(row as usize) = sum };
     }
 }
@@ -553,38 +574,83 @@ pub unsafe fn gaps16<T: Float, const W: u32, const R: u32>(
     }
     for k in 0..R as usize {
         // SAFETY: y holds `rows` values.
-        unsafe { store_group_sum::<T, W>(sum0[k] + sum1[k], row(k), rows, y) };
+        unsafe { store_group_sum::<T, W>(sum0[k] + sum1[k], row(k), row(k) < rows, y) };
     }
 }
 
-/// The long rows [`vector`] zeroed, cut into chunks of at most `chunk` nonzeros so that even a
-/// row of millions spreads over the whole GPU: one warp per chunk, a shuffle reduction, and an
-/// atomic add into the row's y. Launch: one warp per chunk.
-#[gpu::kernel(T = f32 | f64)]
-pub unsafe fn long_row_chunks<T: Float>(
-    chunks: u32,
+/// The long rows of [`vector`], cut by the host into chunks of at most `LONG_ROW_CHUNK`
+/// nonzeros: chunk `c` is in row `rows[c]` from nonzero `starts[c]`, and a row's chunks are
+/// consecutive; a partial sum per chunk, and a count of arrivals at each row's first chunk.
+#[derive(Clone, Copy)]
+struct LongRowChunks<T> {
+    count: u32,
+    rows: *const u32,
+    starts: *const u32,
+    partials: *mut T,
+    arrivals: *mut u32,
+}
+
+/// Chunk `chunk` of the long rows (none where `chunk >= chunks.count`): a warp's dot product
+/// over at most `LONG_ROW_CHUNK` nonzeros of one row, and a shuffle reduction. A row of one
+/// chunk stores its sum; otherwise the chunk publishes it in `partials`, and the row's last
+/// chunk to finish (a count of arrivals at the row's first chunk) adds the row's partial sums
+/// in chunk order and stores y, then zeroes the count for the next product. So the rows need
+/// no second launch and their sums do not depend on which chunk finished first.
+///
+/// # Safety
+/// `chunks` were cut from this CSR matrix's long rows, its counts zero; x and y as in
+/// [`vector`].
+#[inline(always)]
+unsafe fn long_row_chunk<T: Float>(
     chunk: u32,
-    chunk_rows: *const u32,
-    chunk_starts: *const u32,
+    chunks: LongRowChunks<T>,
     row_ptr: *const u32,
     col_idx: *const u32,
     values: *const T,
     x: *const T,
     y: *mut T,
 ) {
-    let c = index_1d() / WARP_SIZE;
-    if c >= chunks {
-        return; // the whole warp leaves together
+    if chunk >= chunks.count {
+        return;
     }
-    // SAFETY: c < chunks; the host built the lists from row_ptr, so row < rows and the chunk
-    // lies inside the row.
+    let size = abi::spmv::LONG_ROW_CHUNK;
+    // SAFETY: chunk < count; the host built the lists from row_ptr, so row < rows and the
+    // chunk lies inside the row; the row's chunks are `first..first + pieces`, below count.
     unsafe {
-        let row = load_nc(chunk_rows.add(c as usize));
-        let start = load_nc(chunk_starts.add(c as usize));
-        let end = load_nc(row_ptr.add(row as usize + 1)).min(start.saturating_add(chunk));
+        let row = load_nc(chunks.rows.add(chunk as usize));
+        let start = load_nc(chunks.starts.add(chunk as usize));
+        let (row_start, row_end) =
+            (load_nc(row_ptr.add(row as usize)), load_nc(row_ptr.add(row as usize + 1)));
+        let end = row_end.min(start + size);
         let sum = warp::reduce_sum(row_dot(col_idx, values, x, lane_id(), start, end, WARP_SIZE));
+        let pieces = (row_end - row_start).div_ceil(size);
+        if pieces == 1 {
+            if lane_id() == 0 {
+                *y.add(row as usize) = sum;
+            }
+            return;
+        }
+        let first = chunk - (start - row_start) / size;
+        let mut arrived = 0;
         if lane_id() == 0 {
-            atomic::add(y.add(row as usize), sum);
+            store_relaxed(chunks.partials.add(chunk as usize), sum);
+            fence_gpu(); // the partial sum before the arrival
+            arrived = atomic::add(chunks.arrivals.add(first as usize), 1);
+        }
+        if warp::shuffle_idx(arrived, 0) + 1 < pieces {
+            return;
+        }
+        fence_gpu(); // every chunk's partial sum after the last arrival
+        let mut total = T::ZERO;
+        let mut k = lane_id();
+        while k < pieces {
+            total = total + load_relaxed(chunks.partials.add((first + k) as usize));
+            k += WARP_SIZE;
+        }
+        let total = warp::reduce_sum(total);
+        if lane_id() == 0 {
+            *y.add(row as usize) = total;
+            *chunks.arrivals.add(first as usize) = 0;
         }
     }
 }
