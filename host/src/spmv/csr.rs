@@ -1026,8 +1026,8 @@ fn group_launch(rows: usize, width: u32, rows_per_group: u32) -> Launch {
 
 /// The vector kernel at `width` lanes per row and `rows_per_group`, the entries read first
 /// out of L2 where `evict_first`; rows longer than `long_row` go to the plan's chunks, whose
-/// warps follow the rows' blocks in the same launch (`long_row` must be the plan's, or
-/// `u32::MAX`, where no row is long).
+/// warps follow the rows' blocks in the same launch (`long_row` is the plan's, or `u32::MAX`
+/// for none). Without chunks the kernel runs its instance for matrices with no long rows.
 fn launch_vector<T: Scalar>(
     gpu: &Gpu,
     a: &DeviceCsr<T>,
@@ -1040,6 +1040,7 @@ fn launch_vector<T: Scalar>(
     let chunks = &a.long_chunks;
     let count = if long_row == u32::MAX { 0 } else { chunks.count };
     launch.grid.0 += count.div_ceil(VECTOR_BLOCK / 32);
+    let long = (count > 0) as u32;
     let (rows, evict_first) = (a.rows as u32, evict_first as u32);
     let mut sums = chunks.sums.lock().unwrap();
     let (partials, arrivals) = &mut *sums;
@@ -1052,6 +1053,7 @@ fn launch_vector<T: Scalar>(
             width,
             rows_per_group,
             evict_first,
+            long,
             rows,
             &a.row_ptr,
             &a.col_idx,

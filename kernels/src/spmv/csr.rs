@@ -199,15 +199,17 @@ pub unsafe fn warp_ldg<T: Float>(
 /// takes `R` rows (1, 2 or 4); with more than one it loads the first `2 W` entries of all of
 /// them before it adds any: on short rows a lane then has `R` times the loads in flight, which
 /// is what keeps the memory busy there. The warp's rows are `32 R / W` consecutive ones, the
-/// groups side by side within each of its `R` turns. Rows longer than `long_row` are left to
-/// the blocks after the rows' ones, in the same launch: each of their warps takes one of the
-/// `chunks` pieces of a long row (see [`long_row_chunk`]), so a row of millions spreads over
-/// the whole GPU and a small matrix with a few long rows still costs one launch. Launch: `32`
-/// threads per `32 R / W` rows, block a multiple of 32, then a warp per chunk.
-#[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, R = 1 | 2 | 4, EVICT_FIRST = 0 | 1, T = f32 | f64)]
+/// groups side by side within each of its `R` turns. With `LONG` = 1, rows longer than
+/// `long_row` are left to the blocks after the rows' ones, in the same launch: each of their
+/// warps takes one of the `chunks` pieces of a long row (see [`long_row_chunk`]), so a row of
+/// millions spreads over the whole GPU and a small matrix with a few long rows still costs one
+/// launch; with `LONG` = 0 there are no chunks and every row is the rows' (the prologue and
+/// the long rows' flags would cost short rows up to a tenth: PERF.md). Launch: `32` threads
+/// per `32 R / W` rows, block a multiple of 32, then a warp per chunk.
+#[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, R = 1 | 2 | 4, EVICT_FIRST = 0 | 1, LONG = 0 | 1, T = f32 | f64)]
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // the matrix, the vectors, the long rows' chunks
-pub unsafe fn vector<T: Float, const W: u32, const R: u32, const EVICT_FIRST: u32>(
+pub unsafe fn vector<T: Float, const W: u32, const R: u32, const EVICT_FIRST: u32, const LONG: u32>(
     rows: u32,
     row_ptr: *const u32,
     col_idx: *const u32,
@@ -221,11 +223,17 @@ pub unsafe fn vector<T: Float, const W: u32, const R: u32, const EVICT_FIRST: u3
     partials: *mut T,
     arrivals: *mut u32,
 ) {
-    let chunks = LongRowChunks { count: chunks, rows: chunk_rows, starts: chunk_starts, partials, arrivals };
+    if LONG == 0 {
+        let columns = CsrColumns::<EVICT_FIRST> { row_ptr, col_idx };
+        // SAFETY: the caller's CSR matrix and vectors.
+        return unsafe { vector_rows::<T, _, W, R, EVICT_FIRST>(rows, columns, values, x, y, u32::MAX) };
+    }
     let warps = block_dim_x() / WARP_SIZE;
     let row_blocks = rows.div_ceil(WARP_SIZE / W * R).div_ceil(warps);
     if block_idx_x() >= row_blocks {
         let chunk = (block_idx_x() - row_blocks) * warps + warp_id();
+        let chunks =
+            LongRowChunks { count: chunks, rows: chunk_rows, starts: chunk_starts, partials, arrivals };
         // SAFETY: the caller's matrix, vectors and chunks.
         unsafe { long_row_chunk(chunk, chunks, row_ptr, col_idx, values, x, y) };
         return; // the whole warp leaves together
@@ -352,18 +360,18 @@ unsafe fn vector_rows<T: Float, C: Columns, const W: u32, const R: u32, const EV
 ) {
     let lane = lane_id() % W;
     let row = |k: usize| group_row::<W, R>(k);
+    // The row whose y the group stores: none (u32::MAX) for a long row, its chunks' to write.
+    let own_row = |k: usize, long: bool| if long { u32::MAX } else { row(k) };
     let (mut j, mut end) = ([0u32; MAX_ROWS_PER_GROUP], [0u32; MAX_ROWS_PER_GROUP]);
     let mut source = [C::Row::default(); MAX_ROWS_PER_GROUP];
-    let mut owned = [false; MAX_ROWS_PER_GROUP];
+    let mut long = [false; MAX_ROWS_PER_GROUP];
     for k in 0..R as usize {
         // Out-of-range rows are empty; their groups still take part in the shuffles.
         if row(k) < rows {
             // SAFETY: row < rows.
             let (start, stop, row_source) = unsafe { columns.row(row(k)) };
-            // A long row's y is its chunks' to write.
-            let is_long = stop - start > long_row;
-            (j[k], end[k], source[k]) = (start + lane, if is_long { start } else { stop }, row_source);
-            owned[k] = !is_long;
+            long[k] = stop - start > long_row;
+            (j[k], end[k], source[k]) = (start + lane, if long[k] { start } else { stop }, row_source);
         }
     }
     // SAFETY (the loads below): every entry read is < end <= nnz; columns < cols; inputs are
@@ -373,8 +381,8 @@ unsafe fn vector_rows<T: Float, C: Columns, const W: u32, const R: u32, const EV
         let [sum0, sum1] = unsafe {
             add_entries::<T, C, W, EVICT_FIRST>(j[0], end[0], (columns, source[0]), values, x, [T::ZERO; 2])
         };
-        // SAFETY: an owned row is < rows, and y holds `rows` values.
-        unsafe { store_group_sum::<T, W>(sum0 + sum1, row(0), owned[0], y) };
+        // SAFETY: y holds `rows` values.
+        unsafe { store_group_sum::<T, W>(sum0 + sum1, own_row(0, long[0]), rows, y) };
         return;
     }
     // Several rows: the first two steps of every row are loaded before any product.
@@ -414,7 +422,7 @@ unsafe fn vector_rows<T: Float, C: Columns, const W: u32, const R: u32, const EV
     }
     for k in 0..R as usize {
         // SAFETY: as above.
-        unsafe { store_group_sum::<T, W>(sum0[k] + sum1[k], row(k), owned[k], y) };
+        unsafe { store_group_sum::<T, W>(sum0[k] + sum1[k], own_row(k, long[k]), rows, y) };
     }
 }
 
@@ -480,15 +488,15 @@ unsafe fn load_entry<V: LoadNc, const EVICT_FIRST: u32>(address: *const V) -> V 
 }
 
 /// Adds up the sums of a group of `W` lanes (a shuffle tree; every lane of the warp takes part)
-/// and stores the total in `y[row]` from the group's first lane, if `store`.
+/// and stores the total in `y[row]` from the group's first lane, if `row < rows`.
 ///
 /// # Safety
-/// Where `store`, `y` holds `row`.
+/// `y` holds `rows` values.
 #[inline(always)]
-unsafe fn store_group_sum<T: Float, const W: u32>(sum: T, row: u32, store: bool, y: *mut T) {
+unsafe fn store_group_sum<T: Float, const W: u32>(sum: T, row: u32, rows: u32, y: *mut T) {
     let sum = warp::reduce_sum_groups(sum, W);
-    if lane_id().is_multiple_of(W) && store {
-        // SAFETY: the caller's.
+    if lane_id().is_multiple_of(W) && row < rows {
+        // SAFETY: row < rows.
         unsafe { *y.add(row as usize) = sum };
     }
 }
@@ -574,7 +582,7 @@ pub unsafe fn gaps16<T: Float, const W: u32, const R: u32>(
     }
     for k in 0..R as usize {
         // SAFETY: y holds `rows` values.
-        unsafe { store_group_sum::<T, W>(sum0[k] + sum1[k], row(k), row(k) < rows, y) };
+        unsafe { store_group_sum::<T, W>(sum0[k] + sum1[k], row(k), rows, y) };
     }
 }
 
