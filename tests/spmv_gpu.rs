@@ -319,6 +319,44 @@ fn adaptive_kernel_on_a_larger_power_law_matrix() {
     }
 }
 
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn vector_path_adds_rows_of_many_chunks() {
+    // Rows of 2, 32 (one full group), 33 and 1563 chunks (49 groups: the groups' sums loop)
+    // among short rows; every shape of the vector path, twice each.
+    let gpu = gpu();
+    let chunk = csr::LONG_ROW_CHUNK;
+    let (rows, cols) = (600u32, 400_000u32);
+    let mut coo = rgla::sparse::Coo::<f64>::new(rows as usize, cols as usize);
+    for (row, len) in [(3, 2 * chunk - 5), (100, 32 * chunk), (101, 32 * chunk + 1), (599, cols)] {
+        for k in 0..len {
+            coo.push(row, (k * 7919) % cols, 1.0 + (k % 13) as f64 / 8.0);
+        }
+    }
+    for row in (0..rows).filter(|r| ![3, 100, 101, 599].contains(r)) {
+        for k in 0..row % 9 {
+            coo.push(row, (row * 31 + k * 1009) % cols, -0.5 + k as f64 / 4.0);
+        }
+    }
+    let a = coo.to_csr().unwrap();
+    let mut da = DeviceCsr::upload(&gpu, &a).unwrap();
+    assert_eq!(da.plan.long_rows, vec![3, 100, 101, 599]);
+    let x = random_vec::<f64>(cols as usize, 12);
+    let expect = reference(&a, &x);
+    da.plan.path = CsrPath::Vector;
+    for (width, rows_per_group) in WIDTHS.into_iter().flat_map(|w| ROWS_PER_GROUP.map(|r| (w, r))) {
+        (da.plan.width, da.plan.rows_per_group) = (width, rows_per_group);
+        for round in 0..2 {
+            let what = format!(
+                "csr-adaptive vector{width} rows {rows_per_group}, round {round}, rows of many chunks"
+            );
+            check(&gpu, &what, &a, &x, &expect, |x, y| {
+                csr::spmv(&gpu, &da, CsrKernel::Adaptive, BlockWarps::DEFAULT, x, y)
+            });
+        }
+    }
+}
+
 fn cusparse_baseline<T: Scalar>() {
     use rgla::vendor::cusparse::{Cusparse, CusparseSpmv, SpmvAlg};
     let gpu = gpu();

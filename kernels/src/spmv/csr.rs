@@ -600,10 +600,10 @@ struct LongRowChunks<T> {
 
 /// Chunk `chunk` of the long rows (none where `chunk >= chunks.count`): a warp's dot product
 /// over at most `LONG_ROW_CHUNK` nonzeros of one row, and a shuffle reduction. A row of one
-/// chunk stores its sum; otherwise the chunk publishes it in `partials`, and the row's last
-/// chunk to finish (a count of arrivals at the row's first chunk) adds the row's partial sums
-/// in chunk order and stores y, then zeroes the count for the next product. So the rows need
-/// no second launch and their sums do not depend on which chunk finished first.
+/// chunk stores its sum. Otherwise the sums combine in a fixed tree, so the rows need no second
+/// launch and their sums do not depend on which chunk finished first: the last of each 32
+/// consecutive chunks to finish adds their sums ([`combine`]), and where a row has more than
+/// 32, the last of its groups adds the groups' sums; the row's last stores y.
 ///
 /// # Safety
 /// `chunks` were cut from this CSR matrix's long rows, its counts zero; x and y as in
@@ -632,35 +632,69 @@ unsafe fn long_row_chunk<T: Float>(
         let end = row_end.min(start + size);
         let sum = warp::reduce_sum(row_dot(col_idx, values, x, lane_id(), start, end, WARP_SIZE));
         let pieces = (row_end - row_start).div_ceil(size);
-        if pieces == 1 {
-            if lane_id() == 0 {
-                *y.add(row as usize) = sum;
-            }
-            return;
-        }
         let first = chunk - (start - row_start) / size;
-        let mut arrived = 0;
-        if lane_id() == 0 {
-            store_relaxed(chunks.partials.add(chunk as usize), sum);
-            fence_gpu(); // the partial sum before the arrival
-            arrived = atomic::add(chunks.arrivals.add(first as usize), 1);
-        }
-        if warp::shuffle_idx(arrived, 0) + 1 < pieces {
+        let group_first = first + (chunk - first) / WARP_SIZE * WARP_SIZE;
+        let group =
+            Combine { first: group_first, stride: 1, count: (first + pieces - group_first).min(WARP_SIZE) };
+        let Some(sum) = combine(chunks, chunk, group, sum) else { return };
+        // Past 32 chunks, the groups' sums: each in the slot of its group's first chunk.
+        let groups = Combine { first, stride: WARP_SIZE, count: pieces.div_ceil(WARP_SIZE) };
+        let Some(sum) =
+            (if groups.count == 1 { Some(sum) } else { combine(chunks, group_first, groups, sum) })
+        else {
             return;
-        }
-        fence_gpu(); // every chunk's partial sum after the last arrival
-        let mut total = T::ZERO;
-        let mut k = lane_id();
-        while k < pieces {
-            total = total + load_relaxed(chunks.partials.add((first + k) as usize));
-            k += WARP_SIZE;
-        }
-        let total = warp::reduce_sum(total);
+        };
         if lane_id() == 0 {
-            *y.add(row as usize) = total;
-            *chunks.arrivals.add(first as usize) = 0;
+            *y.add(row as usize) = sum;
         }
     }
+}
+
+/// The slots of `partials` that [`combine`] adds: `count` of them from `first`, `stride` apart;
+/// their count of arrivals is at `arrivals[first + stride - 1]` (each level of the tree has its
+/// own).
+#[derive(Clone, Copy)]
+struct Combine {
+    first: u32,
+    stride: u32,
+    count: u32,
+}
+
+/// Publishes this warp's `sum` in `partials[slot]`, one of `set`'s, and counts its arrival;
+/// the warp that arrives last gets the sum of the set's slots in their order and zeroes the
+/// count for the next product, the others get `None`. One slot needs no count.
+///
+/// # Safety
+/// `set` and `slot` lie within `chunks`' arrays; every warp of the set calls this once.
+#[inline(always)]
+unsafe fn combine<T: Float>(chunks: LongRowChunks<T>, slot: u32, set: Combine, sum: T) -> Option<T> {
+    if set.count == 1 {
+        return Some(sum);
+    }
+    let counter = (set.first + set.stride - 1) as usize;
+    let mut arrived = 0;
+    // SAFETY (all accesses): the caller's bounds.
+    if lane_id() == 0 {
+        unsafe {
+            store_relaxed(chunks.partials.add(slot as usize), sum);
+            fence_gpu(); // the sum before the arrival
+            arrived = atomic::add(chunks.arrivals.add(counter), 1);
+        }
+    }
+    if warp::shuffle_idx(arrived, 0) + 1 < set.count {
+        return None;
+    }
+    fence_gpu(); // every sum of the set after the last arrival
+    let mut total = T::ZERO;
+    let mut k = lane_id();
+    while k < set.count {
+        total = total + unsafe { load_relaxed(chunks.partials.add((set.first + k * set.stride) as usize)) };
+        k += WARP_SIZE;
+    }
+    if lane_id() == 0 {
+        unsafe { *chunks.arrivals.add(counter) = 0 };
+    }
+    Some(warp::reduce_sum(total))
 }
 
 /// Kernel 7: merge-path load balance (Merrill and Garland's CSR merge), for skewed rows and
