@@ -1026,7 +1026,7 @@ fn group_launch(rows: usize, width: u32, rows_per_group: u32) -> Launch {
 
 /// The vector kernel at `width` lanes per row and `rows_per_group`, the entries read first
 /// out of L2 where `evict_first`; rows longer than `long_row` go to the plan's chunks, whose
-/// warps follow the rows' blocks in the same launch (`long_row` is the plan's, or `u32::MAX`
+/// warps come before the rows' in the same launch (`long_row` is the plan's, or `u32::MAX`
 /// for none). Without chunks the kernel runs its instance for matrices with no long rows.
 fn launch_vector<T: Scalar>(
     gpu: &Gpu,

@@ -200,12 +200,12 @@ pub unsafe fn warp_ldg<T: Float>(
 /// them before it adds any: on short rows a lane then has `R` times the loads in flight, which
 /// is what keeps the memory busy there. The warp's rows are `32 R / W` consecutive ones, the
 /// groups side by side within each of its `R` turns. With `LONG` = 1, rows longer than
-/// `long_row` are left to the blocks after the rows' ones, in the same launch: each of their
+/// `long_row` are left to blocks before the rows' ones, in the same launch: each of their
 /// warps takes one of the `chunks` pieces of a long row (see [`long_row_chunk`]), so a row of
-/// millions spreads over the whole GPU and a small matrix with a few long rows still costs one
-/// launch; with `LONG` = 0 there are no chunks and every row is the rows' (the prologue and
-/// the long rows' flags would cost short rows up to a tenth: PERF.md). Launch: `32` threads
-/// per `32 R / W` rows, block a multiple of 32, then a warp per chunk.
+/// millions spreads over the whole GPU, its latency hidden behind the short rows', and a small
+/// matrix with a few long rows still costs one launch; with `LONG` = 0 there are no chunks
+/// (the prologue and the long rows' flags would cost short rows up to a tenth: PERF.md).
+/// Launch: a warp per chunk, then `32` threads per `32 R / W` rows; blocks a multiple of 32.
 #[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, R = 1 | 2 | 4, EVICT_FIRST = 0 | 1, LONG = 0 | 1, T = f32 | f64)]
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // the matrix, the vectors, the long rows' chunks
@@ -226,12 +226,12 @@ pub unsafe fn vector<T: Float, const W: u32, const R: u32, const EVICT_FIRST: u3
     if LONG == 0 {
         let columns = CsrColumns::<EVICT_FIRST> { row_ptr, col_idx };
         // SAFETY: the caller's CSR matrix and vectors.
-        return unsafe { vector_rows::<T, _, W, R, EVICT_FIRST>(rows, columns, values, x, y, u32::MAX) };
+        return unsafe { vector_rows::<T, _, W, R, EVICT_FIRST>(rows, columns, values, x, y, (u32::MAX, 0)) };
     }
     let warps = block_dim_x() / WARP_SIZE;
-    let row_blocks = rows.div_ceil(WARP_SIZE / W * R).div_ceil(warps);
-    if block_idx_x() >= row_blocks {
-        let chunk = (block_idx_x() - row_blocks) * warps + warp_id();
+    let chunk_blocks = chunks.div_ceil(warps);
+    if block_idx_x() < chunk_blocks {
+        let chunk = block_idx_x() * warps + warp_id();
         let chunks =
             LongRowChunks { count: chunks, rows: chunk_rows, starts: chunk_starts, partials, arrivals };
         // SAFETY: the caller's matrix, vectors and chunks.
@@ -240,7 +240,9 @@ pub unsafe fn vector<T: Float, const W: u32, const R: u32, const EVICT_FIRST: u3
     }
     let columns = CsrColumns::<EVICT_FIRST> { row_ptr, col_idx };
     // SAFETY: the caller's CSR matrix and vectors.
-    unsafe { vector_rows::<T, _, W, R, EVICT_FIRST>(rows, columns, values, x, y, long_row) }
+    unsafe {
+        vector_rows::<T, _, W, R, EVICT_FIRST>(rows, columns, values, x, y, (long_row, chunk_blocks * warps))
+    }
 }
 
 /// Kernel 9: [`vector`] on a matrix whose rows repeat a few patterns (stencils, structured
@@ -265,7 +267,7 @@ pub unsafe fn patterns<T: Float, const W: u32, const R: u32>(
 ) {
     let columns = PatternColumns { row_ptr, pattern_of, pattern_start, offsets };
     // SAFETY: the caller's matrix and vectors; no pattern is long.
-    unsafe { vector_rows::<T, _, W, R, 0>(rows, columns, values, x, y, u32::MAX) }
+    unsafe { vector_rows::<T, _, W, R, 0>(rows, columns, values, x, y, (u32::MAX, 0)) }
 }
 
 /// Where [`vector_rows`] finds a row's entries and their columns.
@@ -343,8 +345,9 @@ impl Columns for PatternColumns {
     }
 }
 
-/// The body of [`vector`] and [`patterns`]: `R` rows for each group of `W` lanes, their
-/// columns from `columns`.
+/// The body of [`vector`] and [`patterns`]: `R` rows for each group of `W` lanes from the
+/// grid's warp `first_warp` on, their columns from `columns`; rows longer than `long_row` are
+/// left to [`long_row_chunk`].
 ///
 /// # Safety
 /// `columns` describes a matrix of `rows` rows whose columns are below x's length; `values`
@@ -356,10 +359,10 @@ unsafe fn vector_rows<T: Float, C: Columns, const W: u32, const R: u32, const EV
     values: *const T,
     x: *const T,
     y: *mut T,
-    long_row: u32,
+    (long_row, first_warp): (u32, u32),
 ) {
     let lane = lane_id() % W;
-    let row = |k: usize| group_row::<W, R>(k);
+    let row = |k: usize| group_row::<W, R>(k, first_warp);
     // The row whose y the group stores: none (u32::MAX) for a long row, its chunks' to write.
     let own_row = |k: usize, long: bool| if long { u32::MAX } else { row(k) };
     let (mut j, mut end) = ([0u32; MAX_ROWS_PER_GROUP], [0u32; MAX_ROWS_PER_GROUP]);
@@ -464,14 +467,14 @@ unsafe fn add_entries<T: Float, C: Columns, const W: u32, const EVICT_FIRST: u32
 /// The most rows a group of [`vector`], [`patterns`] or [`gaps16`] takes.
 const MAX_ROWS_PER_GROUP: usize = 4;
 
-/// Row `k` (below `R`) of this lane's group, where groups of `W` lanes take `R` rows each: a
-/// warp's `32 R / W` rows are consecutive, its groups side by side within each of `R` turns,
-/// so that each turn's loads stay coalesced.
+/// Row `k` (below `R`) of this lane's group, where groups of `W` lanes take `R` rows each from
+/// the grid's warp `first_warp` on: a warp's `32 R / W` rows are consecutive, its groups side
+/// by side within each of `R` turns, so that each turn's loads stay coalesced.
 #[inline(always)]
-fn group_row<const W: u32, const R: u32>(k: usize) -> u32 {
+fn group_row<const W: u32, const R: u32>(k: usize, first_warp: u32) -> u32 {
     const { assert!(R as usize <= MAX_ROWS_PER_GROUP) };
     let groups = WARP_SIZE / W;
-    (index_1d() / WARP_SIZE) * groups * R + lane_id() / W + k as u32 * groups
+    (index_1d() / WARP_SIZE - first_warp) * groups * R + lane_id() / W + k as u32 * groups
 }
 
 /// A matrix entry of [`vector`]: through the read-only path, and with `EVICT_FIRST` = 1 first
@@ -519,7 +522,7 @@ pub unsafe fn gaps16<T: Float, const W: u32, const R: u32>(
     x: *const T,
     y: *mut T,
 ) {
-    let row = |k: usize| group_row::<W, R>(k);
+    let row = |k: usize| group_row::<W, R>(k, 0);
     let lane = lane_id() % W;
     let last_lane_of_group = lane_id() - lane + W - 1;
     // Each row's entries and the column of its last entry so far (out-of-range rows are empty).
