@@ -204,7 +204,7 @@ pub unsafe fn warp_ldg<T: Float>(
 /// warps takes one of the `chunks` pieces of a long row (see [`long_row_chunk`]), so a row of
 /// millions spreads over the whole GPU, its latency hidden behind the short rows', and a small
 /// matrix with a few long rows still costs one launch; with `LONG` = 0 there are no chunks
-/// (the prologue and the long rows' flags would cost short rows up to a tenth: PERF.md).
+/// and no prologue (which cost rows of a few nonzeros up to 7%: PERF.md).
 /// Launch: a warp per chunk, then `32` threads per `32 R / W` rows; blocks a multiple of 32.
 #[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, R = 1 | 2 | 4, EVICT_FIRST = 0 | 1, LONG = 0 | 1, T = f32 | f64)]
 #[inline(always)]
