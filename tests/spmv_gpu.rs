@@ -304,16 +304,27 @@ fn adaptive_kernel_on_a_larger_power_law_matrix() {
     check(&gpu, "csr-adaptive power law 200k", &a, &x, &expect, |x, y| {
         csr::spmv(&gpu, &da, CsrKernel::Adaptive, BlockWarps::DEFAULT, x, y)
     });
-    // The vector path whatever the upload chose, at every shape, twice each: the long rows'
-    // chunks in the same launch leave their counts at zero for the next product.
+    check_vector_shapes_twice(&gpu, "power law 200k", &a, &x, &expect, &mut da);
+}
+
+/// The vector path whatever the upload chose, at every width and rows per group, twice each:
+/// the long rows' chunks, in the same launch as the rows, leave their counts at zero for the
+/// next product.
+fn check_vector_shapes_twice(
+    gpu: &Gpu,
+    name: &str,
+    a: &Csr<f64>,
+    x: &[f64],
+    expect: &[f64],
+    da: &mut DeviceCsr<f64>,
+) {
     da.plan.path = CsrPath::Vector;
     for (width, rows_per_group) in WIDTHS.into_iter().flat_map(|w| ROWS_PER_GROUP.map(|r| (w, r))) {
         (da.plan.width, da.plan.rows_per_group) = (width, rows_per_group);
         for round in 0..2 {
-            let what =
-                format!("csr-adaptive vector{width} rows {rows_per_group}, round {round}, power law 200k");
-            check(&gpu, &what, &a, &x, &expect, |x, y| {
-                csr::spmv(&gpu, &da, CsrKernel::Adaptive, BlockWarps::DEFAULT, x, y)
+            let what = format!("csr-adaptive vector{width} rows {rows_per_group}, round {round}, {name}");
+            check(gpu, &what, a, x, expect, |x, y| {
+                csr::spmv(gpu, da, CsrKernel::Adaptive, BlockWarps::DEFAULT, x, y)
             });
         }
     }
@@ -344,18 +355,7 @@ fn vector_path_adds_rows_of_many_chunks() {
     assert_eq!(da.plan.long_rows, vec![3, 100, 101, 199_999]);
     let x = random_vec::<f64>(cols as usize, 12);
     let expect = reference(&a, &x);
-    da.plan.path = CsrPath::Vector;
-    for (width, rows_per_group) in WIDTHS.into_iter().flat_map(|w| ROWS_PER_GROUP.map(|r| (w, r))) {
-        (da.plan.width, da.plan.rows_per_group) = (width, rows_per_group);
-        for round in 0..2 {
-            let what = format!(
-                "csr-adaptive vector{width} rows {rows_per_group}, round {round}, rows of many chunks"
-            );
-            check(&gpu, &what, &a, &x, &expect, |x, y| {
-                csr::spmv(&gpu, &da, CsrKernel::Adaptive, BlockWarps::DEFAULT, x, y)
-            });
-        }
-    }
+    check_vector_shapes_twice(&gpu, "rows of many chunks", &a, &x, &expect, &mut da);
 }
 
 fn cusparse_baseline<T: Scalar>() {

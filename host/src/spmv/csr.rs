@@ -55,8 +55,10 @@ pub struct DeviceCsr<T> {
 }
 
 /// The plan's chunks of long rows on the device (a word each where there are none, so that
-/// the vector kernel always has its arguments).
+/// the vector kernel always has its arguments), with the plan's `long_row` they were cut at
+/// (kept here, as the device arrays are, whatever a caller later does to the plan).
 struct LongRowChunks<T> {
+    long_row: u32,
     count: u32,
     rows: CudaSlice<u32>,
     starts: CudaSlice<u32>,
@@ -72,6 +74,7 @@ impl<T: Scalar> LongRowChunks<T> {
             if count == 0 { (&[0][..], &[0][..]) } else { (&plan.chunk_rows[..], &plan.chunk_starts[..]) };
         let len = rows.len();
         Ok(LongRowChunks {
+            long_row: plan.long_row,
             count,
             rows: gpu.upload(rows)?,
             starts: gpu.upload(starts)?,
@@ -624,7 +627,7 @@ pub fn spmv<T: Scalar>(
                     .shared(abi::spmv::nnz_atomic_shared_bytes(threads, size_of::<T>()));
                 kernels::nnz_atomic(gpu, launch, rows, nnz, row_ptr, col_idx, values, x, y)
             }
-            CsrKernel::Vector(width) => launch_vector(gpu, a, (width, 1, false), u32::MAX, x, y),
+            CsrKernel::Vector(width) => launch_vector(gpu, a, (width, 1, false), false, x, y),
             CsrKernel::Merge => launch_merge(gpu, a, (col_idx, values), x, None, y),
             CsrKernel::Gaps16 => launch_gaps16(gpu, a, x, y),
             CsrKernel::MergeHot => launch_merge_hot(gpu, a, x, y),
@@ -637,14 +640,7 @@ pub fn spmv<T: Scalar>(
                 (None, CsrPath::Patterns) => launch_patterns(gpu, a, x, y),
                 (None, CsrPath::Vector) => {
                     let plan = &a.plan;
-                    launch_vector(
-                        gpu,
-                        a,
-                        (plan.width, plan.rows_per_group, plan.evict_first),
-                        plan.long_row,
-                        x,
-                        y,
-                    )
+                    launch_vector(gpu, a, (plan.width, plan.rows_per_group, plan.evict_first), true, x, y)
                 }
             },
         }
@@ -1025,27 +1021,27 @@ fn group_launch(rows: usize, width: u32, rows_per_group: u32) -> Launch {
 }
 
 /// The vector kernel at `width` lanes per row and `rows_per_group`, the entries read first
-/// out of L2 where `evict_first`; rows longer than `long_row` go to the plan's chunks, whose
-/// warps come before the rows' in the same launch (`long_row` is the plan's, or `u32::MAX`
-/// for none). Without chunks the kernel runs its instance for matrices with no long rows.
+/// out of L2 where `evict_first`; where `split_long_rows`, the upload's long rows go to their
+/// chunks, whose warps come before the rows' in the same launch. Without chunks the kernel
+/// runs its instance for matrices with no long rows.
 fn launch_vector<T: Scalar>(
     gpu: &Gpu,
     a: &DeviceCsr<T>,
     (width, rows_per_group, evict_first): (u32, u32, bool),
-    long_row: u32,
+    split_long_rows: bool,
     x: &CudaSlice<T>,
     y: &mut CudaSlice<T>,
 ) -> Result<()> {
     let mut launch = group_launch(a.rows, width, rows_per_group);
     let chunks = &a.long_chunks;
-    let count = if long_row == u32::MAX { 0 } else { chunks.count };
+    let count = if split_long_rows { chunks.count } else { 0 };
     launch.grid.0 += count.div_ceil(VECTOR_BLOCK / 32);
     let long = (count > 0) as u32;
     let (rows, evict_first) = (a.rows as u32, evict_first as u32);
     let mut sums = chunks.sums.lock().unwrap();
     let (partials, arrivals) = &mut *sums;
-    // SAFETY: as in `spmv`; the chunks were cut from this matrix's rows longer than the plan's
-    // `long_row`, and their counts are zero between products.
+    // SAFETY: as in `spmv`; the chunks were cut from this matrix's rows longer than
+    // `chunks.long_row`, and their counts are zero between products.
     unsafe {
         kernels::vector(
             gpu,
@@ -1060,7 +1056,7 @@ fn launch_vector<T: Scalar>(
             &a.values,
             x,
             y,
-            long_row,
+            chunks.long_row,
             count,
             &chunks.rows,
             &chunks.starts,

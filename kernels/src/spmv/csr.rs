@@ -223,26 +223,25 @@ pub unsafe fn vector<T: Float, const W: u32, const R: u32, const EVICT_FIRST: u3
     partials: *mut T,
     arrivals: *mut u32,
 ) {
-    if LONG == 0 {
-        let columns = CsrColumns::<EVICT_FIRST> { row_ptr, col_idx };
-        // SAFETY: the caller's CSR matrix and vectors.
-        return unsafe { vector_rows::<T, _, W, R, EVICT_FIRST>(rows, columns, values, x, y, (u32::MAX, 0)) };
-    }
-    let warps = block_dim_x() / WARP_SIZE;
-    let chunk_blocks = chunks.div_ceil(warps);
-    if block_idx_x() < chunk_blocks {
-        let chunk = block_idx_x() * warps + warp_id();
-        let chunks =
-            LongRowChunks { count: chunks, rows: chunk_rows, starts: chunk_starts, partials, arrivals };
-        // SAFETY: the caller's matrix, vectors and chunks.
-        unsafe { long_row_chunk(chunk, chunks, row_ptr, col_idx, values, x, y) };
-        return; // the whole warp leaves together
-    }
+    // The long rows' chunks take the grid's first blocks, the rows the rest.
+    let (long_row, first_warp) = if LONG == 0 {
+        (u32::MAX, 0)
+    } else {
+        let warps = block_dim_x() / WARP_SIZE;
+        let chunk_blocks = chunks.div_ceil(warps);
+        if block_idx_x() < chunk_blocks {
+            let chunk = block_idx_x() * warps + warp_id();
+            let chunks =
+                LongRowChunks { count: chunks, rows: chunk_rows, starts: chunk_starts, partials, arrivals };
+            // SAFETY: the caller's matrix, vectors and chunks.
+            unsafe { long_row_chunk(chunk, chunks, row_ptr, col_idx, values, x, y) };
+            return; // the whole warp leaves together
+        }
+        (long_row, chunk_blocks * warps)
+    };
     let columns = CsrColumns::<EVICT_FIRST> { row_ptr, col_idx };
     // SAFETY: the caller's CSR matrix and vectors.
-    unsafe {
-        vector_rows::<T, _, W, R, EVICT_FIRST>(rows, columns, values, x, y, (long_row, chunk_blocks * warps))
-    }
+    unsafe { vector_rows::<T, _, W, R, EVICT_FIRST>(rows, columns, values, x, y, (long_row, first_warp)) }
 }
 
 /// Kernel 9: [`vector`] on a matrix whose rows repeat a few patterns (stencils, structured
