@@ -2,7 +2,8 @@
 //! variety, f64 and f32, plus the CPU (serial and rayon). Each result is verified against
 //! the serial CPU reference before it is recorded; a wrong result fails the run.
 //!
-//! Timing: CUDA events, after warm-up, median of many runs (our record) and criterion's
+//! Timing: CUDA events, after warm-up, median of many runs, each queued behind a hold so that it
+//! times the GPU and not the host's submission (`Gpu::time_once`; our record) and criterion's
 //! `iter_custom` statistics. The generated inputs are far larger than the L2 cache (50 MiB on
 //! the H100); the real SuiteSparse files shipped in `benches/data/` (the largest of the
 //! project's set) and any in `RGLA_BENCH_MATRICES` follow them. `RGLA_BENCH_INPUTS=generated`

@@ -309,3 +309,20 @@ fn dmma_m16n8k8_fragments_multiply() {
     unsafe { kernels::dmma_m16n8k8(&gpu, Launch::linear(32, 32), &da, &db, &dc, &mut d) }.unwrap();
     assert_eq!(gpu.download(&d).unwrap(), expect);
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn timing_counts_the_work_not_the_hold_before_it() {
+    use rgla::gpu::HOLD_NS;
+    let gpu = gpu();
+    let hold_ms = HOLD_NS as f64 * 1e-6;
+    // Nothing timed: the hold before the start event is not counted.
+    let empty = gpu.time_once(|| Ok(())).unwrap();
+    assert!((0.0..0.5 * hold_ms).contains(&empty), "empty work timed at {empty} ms");
+    // Work that keeps the GPU busy for 1 ms is timed at about that.
+    let busy = gpu
+        // SAFETY: a kernel of one thread that touches no memory.
+        .time_once(|| unsafe { rgla::kernels::timing::hold(&gpu, Launch::linear(1, 32), 1_000_000) })
+        .unwrap();
+    assert!((0.99..1.5).contains(&busy), "1 ms of work timed at {busy} ms");
+}

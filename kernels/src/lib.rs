@@ -27,6 +27,7 @@ pub mod search;
 pub mod solve;
 pub mod spmv;
 pub mod symgs;
+pub mod timing;
 
 // The `extern "ptx-kernel"` entry points of every `#[gpu::kernel]` (written by build.rs).
 include!(concat!(env!("OUT_DIR"), "/entry_points.rs"));

@@ -19,7 +19,7 @@ pub use graph::GraphReplay;
 pub use l2::{L2SetAside, MAX_SET_ASIDE, keep_in_l2};
 pub use launch::{Kernel, Launch};
 pub use props::DeviceProps;
-pub use timing::Timing;
+pub use timing::{HOLD_NS, Timing};
 pub use view::{MatrixView, MatrixViewMut};
 
 use std::collections::HashMap;

@@ -1,7 +1,11 @@
 //! Timing with CUDA events: warm-up runs, then the median of many timed runs.
 
 use crate::error::{Error, Result};
-use crate::gpu::Gpu;
+use crate::gpu::{Gpu, Launch};
+
+/// How long [`Gpu::time_once`] holds the stream before the timed work: longer than the host
+/// takes to queue one call of a kernel or a vendor routine (microseconds to tens of them).
+pub const HOLD_NS: u64 = 100_000;
 
 /// Timings of repeated runs, in milliseconds.
 #[derive(Clone, Debug)]
@@ -27,11 +31,18 @@ impl Timing {
 
 impl Gpu {
     /// Time of one run of `work` (the work it queues on this GPU's stream), by CUDA events.
+    ///
+    /// The stream is first held busy for [`HOLD_NS`], so that the work is queued before the GPU
+    /// reaches the start event: the time is the GPU's from its first command to its last, not
+    /// the host's time to submit them. Work that submits for longer than that (or waits on the
+    /// GPU itself) still counts its host time beyond it.
     pub fn time_once(&self, work: impl FnOnce() -> Result<()>) -> Result<f64> {
         // cudarc's default events cannot time: ask for timing ones.
         let timed = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let start = self.context().new_event(timed).map_err(Error::driver("event creation"))?;
         let stop = self.context().new_event(timed).map_err(Error::driver("event creation"))?;
+        // SAFETY: a kernel of one thread that reads and writes no memory.
+        unsafe { crate::kernels::timing::hold(self, Launch::linear(1, 32), HOLD_NS)? };
         start.record(self.stream()).map_err(Error::driver("event record"))?;
         work()?;
         stop.record(self.stream()).map_err(Error::driver("event record"))?;
