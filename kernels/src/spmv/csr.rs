@@ -204,11 +204,10 @@ pub unsafe fn warp_ldg<T: Float>(
 /// warps takes one of the `chunks` pieces of a long row (see [`long_row_chunk`]), so a row of
 /// millions spreads over the whole GPU, its latency hidden behind the short rows', and a small
 /// matrix with a few long rows still costs one launch; with `LONG` = 0 there are no chunks
-/// and no prologue (which cost rows of a few nonzeros up to 7%: PERF.md).
+/// and no prologue, which slows matrices of short rows (PERF.md).
 /// Launch: a warp per chunk, then `32` threads per `32 R / W` rows; blocks a multiple of 32.
 #[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, R = 1 | 2 | 4, EVICT_FIRST = 0 | 1, LONG = 0 | 1, T = f32 | f64)]
 #[inline(always)]
-#[allow(clippy::too_many_arguments)] // the matrix, the vectors, the long rows' chunks
 pub unsafe fn vector<T: Float, const W: u32, const R: u32, const EVICT_FIRST: u32, const LONG: u32>(
     rows: u32,
     row_ptr: *const u32,
@@ -641,11 +640,7 @@ unsafe fn long_row_chunk<T: Float>(
         let Some(sum) = combine(chunks, chunk, group, sum) else { return };
         // Past 32 chunks, the groups' sums: each in the slot of its group's first chunk.
         let groups = Combine { first, stride: WARP_SIZE, count: pieces.div_ceil(WARP_SIZE) };
-        let Some(sum) =
-            (if groups.count == 1 { Some(sum) } else { combine(chunks, group_first, groups, sum) })
-        else {
-            return;
-        };
+        let Some(sum) = combine(chunks, group_first, groups, sum) else { return };
         if lane_id() == 0 {
             *y.add(row as usize) = sum;
         }
