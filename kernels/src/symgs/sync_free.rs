@@ -322,7 +322,10 @@ pub unsafe fn sweep<T: Float + Unset, const SIGNAL: u32, const ROWS: u32>(
                 j += lanes_per_row;
             }
         }
-        // Every lane takes part in the shuffles, with a row or not.
+        // Every lane takes part in the shuffles, with a row or not. The lanes leave their
+        // waits one by one; met at a warp barrier first, they shuffle together rather than
+        // group by group on the diverged path, which held up every hand-over (PERF.md).
+        warp::sync_warp();
         let total = warp::reduce_sum_down(if apart { sum + rest } else { sum }, lanes_per_row);
         if lane == 0 && row != NO_ROW {
             // x_i = (r_i - other_i - sum_{j != i} a_ij x_j) / a_ii.
@@ -487,6 +490,7 @@ pub unsafe fn levels(
             }
             j += WARP_SIZE;
         }
+        warp::sync_warp(); // the lanes meet after their waits, as in `sweep`
         let highest = warp::reduce_max(highest);
         if lane_id() == 0 {
             unsafe {
