@@ -319,10 +319,12 @@ fn timing_counts_the_work_not_the_hold_before_it() {
     // Nothing timed: the hold before the start event is not counted.
     let empty = gpu.time_once(|| Ok(())).unwrap();
     assert!((0.0..0.5 * hold_ms).contains(&empty), "empty work timed at {empty} ms");
-    // Work that keeps the GPU busy for 1 ms is timed at about that.
+    // Work that keeps the GPU busy for a known time is timed at about that time.
+    let work_ns = 1_000_000;
     let busy = gpu
         // SAFETY: a kernel of one thread that touches no memory.
-        .time_once(|| unsafe { rgla::kernels::timing::hold(&gpu, Launch::linear(1, 1), 1_000_000) })
+        .time_once(|| unsafe { rgla::kernels::timing::hold(&gpu, Launch::linear(1, 1), work_ns) })
         .unwrap();
-    assert!((0.99..1.5).contains(&busy), "1 ms of work timed at {busy} ms");
+    let work_ms = work_ns as f64 * 1e-6;
+    assert!((0.99 * work_ms..1.5 * work_ms).contains(&busy), "{work_ms} ms of work timed at {busy} ms");
 }
