@@ -202,7 +202,7 @@ impl<const SIGNAL: u32> Handover<SIGNAL> {
 /// - whole rows (`ROWS` = `WHOLE_ROWS`, or `WHOLE_ROWS_KEEPING` to keep each row's waited sum
 ///   for the next half in `other_sums`): the columns this direction has updated (below the
 ///   diagonal going forward, above it going backward) are waited on, the others read from
-///   `old`;
+///   `old`; where kept (rows longer than their lanes), a lane takes one of each a round;
 /// - half rows (`ROWS` = `HALF_ROWS`): only the entries it waits on. The rest of its sum, over the
 ///   entries whose values stay old for the whole half-sweep, is `other_sums[row]`: the sum
 ///   the half before waited on (`keep` stores each row's waited sum there for the next half),
@@ -289,37 +289,65 @@ pub unsafe fn sweep<T: Float + Unset, const SIGNAL: u32, const ROWS: u32>(
         let mut own = (T::ZERO, T::ZERO);
         if row != NO_ROW {
             let r = row as usize;
-            // The row's own terms before any wait, (r_i - other_i) / a_ii, with the
-            // reciprocal from the host: no division in the kernel. A plain load of
+            // The row's own terms, with the reciprocal from the host (no division in the
+            // kernel). Whole rows take their product after the waits, so that the entries'
+            // loads do not wait for r_i; half rows take (r_i - other_i) / a_ii first (other_i
+            // taken after the waits cost them registers and warps). A plain load of
             // `other_sums`: this lane overwrites it below.
             let other = if half_rows && from_zero == 0 { unsafe { *other_sums.add(r) } } else { T::ZERO };
             let (own_rhs, inverse) =
                 unsafe { (load_stream(rhs.add(r)), load_stream(inverse_diagonal.add(k))) };
-            own = ((own_rhs - other) * inverse, inverse);
-            let (start, stop) = match (half_rows, forward) {
-                (false, _) => (first, end),
-                (true, true) => (first, diagonal),
-                (true, false) => (diagonal + 1, end),
+            own = (if half_rows { (own_rhs - other) * inverse } else { own_rhs }, inverse);
+            let entry = |j: u32| unsafe {
+                (load_stream(col_idx.add(j as usize)), load_stream(values.add(j as usize)))
             };
-            let mut j = start + lane;
-            while j < stop {
-                let col = unsafe { load_stream(col_idx.add(j as usize)) };
-                let a = unsafe { load_stream(values.add(j as usize)) };
-                let waited = half_rows || updated_earlier(forward, row, col);
-                let x = if waited {
-                    // A row given up on leaves the sum wrong: the host discards the sweep.
-                    unsafe { handover.wait(new, col, row) }.unwrap_or(T::ZERO)
-                } else if col == row {
-                    T::ZERO // the diagonal: the division below stands for it
-                } else {
-                    unsafe { load_nc(old.add(col as usize)) }
-                };
-                if apart && !waited {
-                    rest = a.mul_add(x, rest);
-                } else {
-                    sum = a.mul_add(x, sum);
+            // A wait given up on leaves the sum wrong: the host discards the sweep.
+            if apart {
+                // Rows longer than their lanes (the host reads half rows after this half). A
+                // lane takes an entry this direction has updated (below the diagonal going
+                // forward, above it going back) and one of the others a round, and issues both
+                // entries' loads and the old value's before it waits: in column order a row's
+                // second round of loads came after its waits.
+                let (below, above) = ((first, diagonal), (diagonal + 1, end));
+                let (waited, unwaited) = if forward { (below, above) } else { (above, below) };
+                let (mut j, mut jo) = (waited.0 + lane, unwaited.0 + lane);
+                while j < waited.1 || jo < unwaited.1 {
+                    let waited_entry = (j < waited.1).then(|| entry(j));
+                    let old_term = (jo < unwaited.1).then(|| {
+                        let (col, a) = entry(jo);
+                        (a, unsafe { load_nc(old.add(col as usize)) })
+                    });
+                    if let Some((col, a)) = waited_entry {
+                        let x = unsafe { handover.wait(new, col, row) }.unwrap_or(T::ZERO);
+                        sum = a.mul_add(x, sum);
+                    }
+                    if let Some((a, x)) = old_term {
+                        rest = a.mul_add(x, rest);
+                    }
+                    j += lanes_per_row;
+                    jo += lanes_per_row;
                 }
-                j += lanes_per_row;
+            } else {
+                // An entry a lane, in column order: rows that fit their lanes whole, or only
+                // the entries this direction waits on.
+                let (start, stop) = match (half_rows, forward) {
+                    (false, _) => (first, end),
+                    (true, true) => (first, diagonal),
+                    (true, false) => (diagonal + 1, end),
+                };
+                let mut j = start + lane;
+                while j < stop {
+                    let (col, a) = entry(j);
+                    let x = if half_rows || updated_earlier(forward, row, col) {
+                        unsafe { handover.wait(new, col, row) }.unwrap_or(T::ZERO)
+                    } else if col == row {
+                        T::ZERO // the diagonal: the division below stands for it
+                    } else {
+                        unsafe { load_nc(old.add(col as usize)) }
+                    };
+                    sum = a.mul_add(x, sum);
+                    j += lanes_per_row;
+                }
             }
         }
         // Every lane takes part in the shuffles, with a row or not. The lanes leave their
@@ -330,7 +358,9 @@ pub unsafe fn sweep<T: Float + Unset, const SIGNAL: u32, const ROWS: u32>(
         if lane == 0 && row != NO_ROW {
             // x_i = (r_i - other_i - sum_{j != i} a_ij x_j) / a_ii.
             let (own_terms, inverse) = own;
-            unsafe { handover.publish(new, row, (-total).mul_add(inverse, own_terms)) };
+            let x =
+                if half_rows { (-total).mul_add(inverse, own_terms) } else { (own_terms - total) * inverse };
+            unsafe { handover.publish(new, row, x) };
         }
         if keep {
             // After the hand-over, off the waiting rows' path.
