@@ -301,15 +301,16 @@ pub unsafe fn sweep<T: Float + Unset, const SIGNAL: u32, const ROWS: u32>(
             let entry = |j: u32| unsafe {
                 (load_stream(col_idx.add(j as usize)), load_stream(values.add(j as usize)))
             };
-            // A wait given up on leaves the sum wrong: the host discards the sweep.
+            // The entries this direction has updated (below the diagonal going forward, above
+            // it going back) are waited on. A wait given up on leaves the sum wrong: the host
+            // discards the sweep.
+            let (below, above) = ((first, diagonal), (diagonal + 1, end));
+            let (waited, unwaited) = if forward { (below, above) } else { (above, below) };
             if apart {
                 // Rows longer than their lanes (the host reads half rows after this half). A
-                // lane takes an entry this direction has updated (below the diagonal going
-                // forward, above it going back) and one of the others a round, and issues both
+                // lane takes a waited entry and one of the others a round, and issues both
                 // entries' loads and the old value's before it waits: in column order a row's
                 // second round of loads came after its waits.
-                let (below, above) = ((first, diagonal), (diagonal + 1, end));
-                let (waited, unwaited) = if forward { (below, above) } else { (above, below) };
                 let (mut j, mut jo) = (waited.0 + lane, unwaited.0 + lane);
                 while j < waited.1 || jo < unwaited.1 {
                     let waited_entry = (j < waited.1).then(|| entry(j));
@@ -329,12 +330,8 @@ pub unsafe fn sweep<T: Float + Unset, const SIGNAL: u32, const ROWS: u32>(
                 }
             } else {
                 // An entry a lane, in column order: rows that fit their lanes whole, or only
-                // the entries this direction waits on.
-                let (start, stop) = match (half_rows, forward) {
-                    (false, _) => (first, end),
-                    (true, true) => (first, diagonal),
-                    (true, false) => (diagonal + 1, end),
-                };
+                // the waited entries.
+                let (start, stop) = if half_rows { waited } else { (first, end) };
                 let mut j = start + lane;
                 while j < stop {
                     let (col, a) = entry(j);
