@@ -19,11 +19,11 @@
 //! matrix, and the sweep's loads coalesce across them.
 //!
 //! Where a row is longer than its lanes, rows are read in halves ([`default_half_rows`]): a
-//! sweep's first half reads whole rows and keeps each row's sum over the entries it waited on;
-//! the next half reads only the entries it waits on and takes the rest of its sum from what
-//! was kept, so a lane makes one round of loads fewer and the half reads half the matrix.
-//! Sweeps in one call and sweeps from zero read half rows throughout. PERF.md has the figures
-//! behind these choices.
+//! sweep's first half reads whole rows and keeps each row's r_i less its sum over the entries
+//! it waited on; the next half reads only the entries it waits on and starts from what was
+//! kept, so a lane makes one round of loads fewer and the half reads half the matrix. Sweeps
+//! in one call and sweeps from zero read half rows throughout. PERF.md has the figures behind
+//! these choices.
 
 use super::levels::{DeviceLevels, levels_gpu};
 use super::{Direction, Smoother, SymgsMatrix, forward_flag, rhs_of};
@@ -265,8 +265,9 @@ pub struct SyncFreeSmoother<'a, T> {
     forward_order: SweepOrder<T>,
     backward_order: SweepOrder<T>,
     tmp: CudaSlice<T>,
-    /// Each row's sum over the entries the next half does not wait on (see the kernel).
-    other_sums: CudaSlice<T>,
+    /// Each row's r_i less the sum the half before waited on: where half rows start (see
+    /// the kernel).
+    starts: CudaSlice<T>,
     /// The half-sweep that finished each row (so the flags are never cleared).
     done: CudaSlice<u32>,
     /// 0, or 1 + the first row whose wait timed out.
@@ -315,7 +316,7 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
             forward_order,
             backward_order,
             tmp: gpu.zeros(matrix.rows)?,
-            other_sums: gpu.zeros(matrix.rows)?,
+            starts: gpu.zeros(matrix.rows)?,
             done: gpu.zeros(matrix.rows)?,
             error: gpu.zeros(1)?,
             epoch: 0,
@@ -450,9 +451,10 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
     }
 
     /// `sweeps` symmetric sweeps on A x = r (r None: the report's variant, one sweep), from x
-    /// as given or from zero. With half rows, each half keeps its rows' waited sums for the
-    /// next, which reads only the entries it waits on; only a first forward half from x as
-    /// given reads whole rows.
+    /// as given or from zero. With half rows, each half keeps r_i less its rows' waited sums
+    /// for the next, which reads only the entries it waits on; only a first forward half from
+    /// x as given reads whole rows. The report's variant reads whole rows: its halves' right-
+    /// hand sides differ.
     fn run(
         &mut self,
         gpu: &Gpu,
@@ -471,7 +473,8 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
         };
         let m = self.matrix;
         let rows = m.rows as u32;
-        if from_zero && !self.half_rows {
+        let halves = self.half_rows && r.is_some();
+        if from_zero && !halves {
             gpu.memset_zeros(x)?;
         }
         // All resident: a warp waits on rows that other warps take by their place in the grid.
@@ -487,9 +490,9 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
                 let forward = direction == Direction::Forward;
                 let first_half = sweep == 0 && forward;
                 // Half rows after the first half, which reads whole rows from x as given and
-                // keeps its waited sums for the next; from zero, half rows throughout.
-                let half_rows = self.half_rows && (from_zero || !first_half);
-                let keep = self.half_rows && (forward || sweep + 1 < sweeps);
+                // keeps r_i less its waited sums for the next; from zero, half rows throughout.
+                let half_rows = halves && (from_zero || !first_half);
+                let keep = halves && (forward || sweep + 1 < sweeps);
                 let rows_read = match (half_rows, keep) {
                     (true, _) => abi::symgs::HALF_ROWS,
                     (false, true) => abi::symgs::WHOLE_ROWS_KEEPING,
@@ -534,7 +537,7 @@ impl<'a, T: Scalar> SyncFreeSmoother<'a, T> {
                         old,
                         (from_zero && first_half) as u32,
                         keep as u32,
-                        &mut self.other_sums,
+                        &mut self.starts,
                         new,
                     )?;
                 }

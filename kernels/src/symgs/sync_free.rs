@@ -199,16 +199,17 @@ impl<const SIGNAL: u32> Handover<SIGNAL> {
 /// (a power of two: a warp holds `32 / lanes_per_row` rows at once).
 ///
 /// A row reads its entries in one of two forms:
-/// - whole rows (`ROWS` = `WHOLE_ROWS`, or `WHOLE_ROWS_KEEPING` to keep each row's waited sum
-///   for the next half in `other_sums`): the columns this direction has updated (below the
-///   diagonal going forward, above it going backward) are waited on, the others read from
+/// - whole rows (`ROWS` = `WHOLE_ROWS`, or `WHOLE_ROWS_KEEPING` to keep r_i less each row's
+///   waited sum for the next half in `starts`): the columns this direction has updated (below
+///   the diagonal going forward, above it going backward) are waited on, the others read from
 ///   `old`; where kept (rows longer than their lanes), a lane takes one of each a round;
-/// - half rows (`ROWS` = `HALF_ROWS`): only the entries it waits on. The rest of its sum, over the
-///   entries whose values stay old for the whole half-sweep, is `other_sums[row]`: the sum
-///   the half before waited on (`keep` stores each row's waited sum there for the next half),
-///   or nothing (`from_zero`: those entries multiply zeros). Where a row is longer than its
-///   lanes, this takes a lane's round of loads off the row's path, and the half reads half
-///   the matrix.
+/// - half rows (`ROWS` = `HALF_ROWS`): only the entries it waits on. The rest of x_i's
+///   numerator, r_i less the sum over the entries whose values stay old for the whole
+///   half-sweep, is `starts[row]`, which the half before kept (`keep` stores r_i less this
+///   half's waited sum there for the next half; both halves solve for the same r), or r_i
+///   alone (`from_zero`: those entries multiply zeros). Where a row is longer than its lanes,
+///   this takes a lane's round of loads off the row's path, and the half reads half the
+///   matrix.
 ///
 /// Rows come in the sequence `order` (a dependency order: the host passes the rows level by
 /// level, each level padded with entries of row `u32::MAX` to whole warp slots, so the rows a
@@ -263,7 +264,7 @@ pub unsafe fn sweep<T: Float + Unset, const SIGNAL: u32, const ROWS: u32>(
     old: *const T,
     from_zero: u32,
     keep: u32,
-    other_sums: *mut T,
+    starts: *mut T,
     new: *mut T,
 ) {
     let handover = Handover::<SIGNAL> { done, epoch, waits: Waits { error, timeout_ns, backoff_ns } };
@@ -286,18 +287,24 @@ pub unsafe fn sweep<T: Float + Unset, const SIGNAL: u32, const ROWS: u32>(
             if k < order_len as usize { unsafe { load_quad(order.add(4 * k)) } } else { [NO_ROW; 4] };
         // This lane's sum, and its old values' part where added `apart`.
         let (mut sum, mut rest) = (T::ZERO, T::ZERO);
-        let mut own = (T::ZERO, T::ZERO);
+        // The row's own terms: where x_i's numerator starts, 1 / a_ii, and r_i for what this
+        // half keeps for the next.
+        let mut own = (T::ZERO, T::ZERO, T::ZERO);
         if row != NO_ROW {
             let r = row as usize;
-            // The row's own terms, with the reciprocal from the host (no division in the
-            // kernel). Whole rows take their product after the waits, so that the entries'
-            // loads do not wait for r_i; half rows take (r_i - other_i) / a_ii first (other_i
-            // taken after the waits cost them registers and warps). A plain load of
-            // `other_sums`: this lane overwrites it below.
-            let other = if half_rows && from_zero == 0 { unsafe { *other_sums.add(r) } } else { T::ZERO };
-            let (own_rhs, inverse) =
-                unsafe { (load_stream(rhs.add(r)), load_stream(inverse_diagonal.add(k))) };
-            own = (if half_rows { (own_rhs - other) * inverse } else { own_rhs }, inverse);
+            // Loaded here and used after the waits, so that the entries' loads never wait for
+            // them (the reciprocal comes from the host: no division in the kernel). Half rows
+            // start from what the half before kept (a plain load: this lane overwrites it
+            // below), the others from r_i.
+            let start = if half_rows && from_zero == 0 {
+                unsafe { *starts.add(r) }
+            } else {
+                unsafe { load_stream(rhs.add(r)) }
+            };
+            // Half rows that keep for the next half need r_i besides (from zero, it is the start).
+            let rhs_kept =
+                if half_rows && keep && from_zero == 0 { unsafe { load_stream(rhs.add(r)) } } else { start };
+            own = (start, unsafe { load_stream(inverse_diagonal.add(k)) }, rhs_kept);
             let entry = |j: u32| unsafe {
                 (load_stream(col_idx.add(j as usize)), load_stream(values.add(j as usize)))
             };
@@ -352,18 +359,16 @@ pub unsafe fn sweep<T: Float + Unset, const SIGNAL: u32, const ROWS: u32>(
         // group by group on the diverged path, which held up every hand-over (PERF.md).
         warp::sync_warp();
         let total = warp::reduce_sum_down(if apart { sum + rest } else { sum }, lanes_per_row);
+        let (start, inverse, rhs_kept) = own;
         if lane == 0 && row != NO_ROW {
-            // x_i = (r_i - other_i - sum_{j != i} a_ij x_j) / a_ii.
-            let (own_terms, inverse) = own;
-            let x =
-                if half_rows { (-total).mul_add(inverse, own_terms) } else { (own_terms - total) * inverse };
-            unsafe { handover.publish(new, row, x) };
+            // x_i = (r_i - sum_{j != i} a_ij x_j) / a_ii.
+            unsafe { handover.publish(new, row, (start - total) * inverse) };
         }
         if keep {
-            // After the hand-over, off the waiting rows' path.
-            let kept = if apart { warp::reduce_sum_down(sum, lanes_per_row) } else { total };
+            // The next half's start, after the hand-over, off the waiting rows' path.
+            let waited = if apart { warp::reduce_sum_down(sum, lanes_per_row) } else { total };
             if lane == 0 && row != NO_ROW {
-                unsafe { *other_sums.add(row as usize) = kept };
+                unsafe { *starts.add(row as usize) = rhs_kept - waited };
             }
         }
         slot = slot.saturating_add(warps);
