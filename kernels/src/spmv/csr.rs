@@ -763,8 +763,8 @@ pub unsafe fn merge<T: Float>(
         unsafe { row_ends.set(i, end) };
         i += threads;
     }
-    // The block's products, its threads side by side (coalesced), in rounds of four in flight
-    // a thread in f32 and two in f64 (four were slower there, PERF.md), then the rest.
+    // The block's products, its threads side by side (coalesced), four loads in flight a
+    // thread in f32 and two in f64 (four were slower there, PERF.md), then the last one.
     // Each line of the matrix is read once: evict-first keeps x in L2 instead (PERF.md).
     // SAFETY: nonzeros below nnz, columns below hot_count + the length of x.
     let product = |j: u32| unsafe {
@@ -772,14 +772,30 @@ pub unsafe fn merge<T: Float>(
         let (from, at) = if column < hot_count { (hot, column) } else { (x, column - hot_count) };
         load_stream(values.add(j as usize)) * load_nc(from.add(at as usize))
     };
-    let staged = Staged { products, first_nz, end_nz, stride: threads };
-    // SAFETY (the three): from first_nz + tid, and the block's products fit its items.
+    // SAFETY (shared, every store below): first_nz <= j, and each product's nonzero is below
+    // end_nz, so its slot is below block_nnz.
+    let stage = |j: u32, p: T| unsafe { products.set(j - first_nz, p) };
     let mut j = first_nz + tid;
     if core::mem::size_of::<T>() == 4 {
-        j = unsafe { staged.rounds::<4>(j, product) };
+        while j + 3 * threads < end_nz {
+            let (p0, p1, p2, p3) =
+                (product(j), product(j + threads), product(j + 2 * threads), product(j + 3 * threads));
+            stage(j, p0);
+            stage(j + threads, p1);
+            stage(j + 2 * threads, p2);
+            stage(j + 3 * threads, p3);
+            j += 4 * threads;
+        }
     }
-    j = unsafe { staged.rounds::<2>(j, product) };
-    unsafe { staged.rounds::<1>(j, product) };
+    while j + threads < end_nz {
+        let (p0, p1) = (product(j), product(j + threads));
+        stage(j, p0);
+        stage(j + threads, p1);
+        j += 2 * threads;
+    }
+    if j < end_nz {
+        stage(j, product(j));
+    }
     sync_threads();
 
     let tile = first + warp_id();
@@ -826,36 +842,6 @@ pub unsafe fn merge<T: Float>(
         // SAFETY: first_row + i < last_row <= rows; the sum's slot is within the block's items.
         unsafe { *y.add((first_row + i) as usize) = products.get(block_nnz + i) };
         i += threads;
-    }
-}
-
-/// Where a block of [`merge`] stages its products: `products[j - first_nz]` for its nonzeros
-/// `j` below `end_nz`, each thread taking every `stride`-th.
-#[derive(Clone, Copy)]
-struct Staged<T> {
-    products: shared::SharedArray<T>,
-    first_nz: u32,
-    end_nz: u32,
-    stride: u32,
-}
-
-impl<T: Float> Staged<T> {
-    /// Stages `product(j)` for j, j + stride, ... in rounds of `N`, the loads of a round in
-    /// flight together, while a whole round fits; returns the first j not staged.
-    ///
-    /// # Safety
-    /// `j >= first_nz`, and `products` holds `end_nz - first_nz` values.
-    #[inline(always)]
-    unsafe fn rounds<const N: usize>(self, mut j: u32, product: impl Fn(u32) -> T) -> u32 {
-        while j + (N as u32 - 1) * self.stride < self.end_nz {
-            let round: [T; N] = core::array::from_fn(|i| product(j + i as u32 * self.stride));
-            for (i, p) in round.into_iter().enumerate() {
-                // SAFETY (shared): first_nz <= j + i stride < end_nz, within the block's nonzeros.
-                unsafe { self.products.set(j + i as u32 * self.stride - self.first_nz, p) };
-            }
-            j += N as u32 * self.stride;
-        }
-        j
     }
 }
 
