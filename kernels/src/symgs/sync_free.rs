@@ -361,14 +361,14 @@ pub unsafe fn sweep<T: Float + Unset, const SIGNAL: u32, const ROWS: u32>(
         let total = warp::reduce_sum_down(if apart { sum + rest } else { sum }, lanes_per_row);
         let (start, inverse, rhs_kept) = own;
         if lane == 0 && row != NO_ROW {
-            // x_i = (r_i - sum_{j != i} a_ij x_j) / a_ii.
+            // x_i = (r_i - sum_{j != i} a_ij x_j) / a_ii, part of the sum in the start.
             unsafe { handover.publish(new, row, (start - total) * inverse) };
         }
         if keep {
             // The next half's start, after the hand-over, off the waiting rows' path.
-            let waited = if apart { warp::reduce_sum_down(sum, lanes_per_row) } else { total };
+            let waited_sum = if apart { warp::reduce_sum_down(sum, lanes_per_row) } else { total };
             if lane == 0 && row != NO_ROW {
-                unsafe { *starts.add(row as usize) = rhs_kept - waited };
+                unsafe { *starts.add(row as usize) = rhs_kept - waited_sum };
             }
         }
         slot = slot.saturating_add(warps);
