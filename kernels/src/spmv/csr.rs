@@ -764,7 +764,9 @@ pub unsafe fn merge<T: Float>(
         i += threads;
     }
     // The block's products, its threads side by side (coalesced), four loads in flight a
-    // thread in f32 and two in f64 (four were slower there, PERF.md), then the last one.
+    // thread in f32 and two in f64 (four were slower there, PERF.md), then the last one. The
+    // rounds are written out: a generic loop over an array of products kept it in local
+    // memory (PERF.md).
     // Each line of the matrix is read once: evict-first keeps x in L2 instead (PERF.md).
     // SAFETY: nonzeros below nnz, columns below hot_count + the length of x.
     let product = |j: u32| unsafe {
