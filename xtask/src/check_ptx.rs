@@ -1,5 +1,6 @@
-//! Assembles the PTX with NVIDIA's `ptxas` (no GPU needed) and reports resources per kernel.
-//! ptxas comes from the PyPI wheel `nvidia-cuda-nvcc-cu12`, unpacked into `target/ptxas/`.
+//! Assembles the PTX with NVIDIA's `ptxas` (no GPU needed), reports resources per kernel, and fails
+//! where a kernel keeps anything in local memory (a stack frame or spills). ptxas comes from the PyPI
+//! wheel `nvidia-cuda-nvcc-cu12`, unpacked into `target/ptxas/`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -35,9 +36,30 @@ pub fn run() -> Result<()> {
         for arch in ARCHES.iter().filter(runs) {
             let report = assemble(&ptxas, ptx, arch)?;
             print_report(&format!("{module} module on {arch}"), &report);
+            let problems = local_memory(&report);
+            if !problems.is_empty() {
+                bail!("kernels in local memory, {module} module on {arch}:\n{}", problems.join("\n"));
+            }
         }
     }
     Ok(())
+}
+
+/// The kernels that keep anything in local memory: a stack frame (an array indexed at run
+/// time, often one rustc would not keep in registers: a generic loop over an array of loads
+/// did, with the same register count, PERF.md) or spilled registers. Every kernel keeps its
+/// values in registers and shared memory, so any is a regression.
+fn local_memory(kernels: &[KernelReport]) -> Vec<String> {
+    kernels
+        .iter()
+        .filter(|k| k.stack_bytes + k.spill_stores + k.spill_loads > 0)
+        .map(|k| {
+            format!(
+                "  {}: {} bytes stack frame, {} / {} bytes spill stores / loads",
+                k.name, k.stack_bytes, k.spill_stores, k.spill_loads
+            )
+        })
+        .collect()
 }
 
 /// Resources of one entry point as ptxas reports them.
@@ -191,5 +213,8 @@ ptxas info    : Used 10 registers, used 0 barriers";
             (s.registers, s.shared_bytes, s.stack_bytes, s.spill_stores, s.spill_loads),
             (40, 1024, 8, 4, 12)
         );
+        let problems = local_memory(&k);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("spmv_csr_f64: 8 bytes stack frame"), "{problems:?}");
     }
 }

@@ -267,14 +267,19 @@ pub unsafe fn sl_unlink(
         if i >= rows || *rank.add(i as usize) != round {
             return;
         }
-        let patterns = [(row_ptr, col_idx), (t_row_ptr, t_col_idx)];
-        for &(pointers, columns) in &patterns[..1 + (transposed != 0) as usize] {
+        let unlink = |pointers: *const u32, columns: *const u32| {
             for k in load_nc(pointers.add(i as usize))..load_nc(pointers.add(i as usize + 1)) {
                 let j = load_nc(columns.add(k as usize));
                 if j != i && *rank.add(j as usize) == u32::MAX {
                     atomic::add(degree.add(j as usize), u32::MAX); // minus one
                 }
             }
+        };
+        // Two calls, not a loop over an array of the two patterns: that array went to local
+        // memory (a stack frame).
+        unlink(row_ptr, col_idx);
+        if transposed != 0 {
+            unlink(t_row_ptr, t_col_idx);
         }
     }
 }
