@@ -1,6 +1,6 @@
-//! Assembles the PTX with NVIDIA's `ptxas` (no GPU needed), reports resources per kernel, and fails
-//! where a kernel keeps anything in local memory (a stack frame or spills). ptxas comes from the PyPI
-//! wheel `nvidia-cuda-nvcc-cu12`, unpacked into `target/ptxas/`.
+//! Assembles the PTX with NVIDIA's `ptxas` (no GPU needed), reports resources per kernel, and
+//! fails where a kernel keeps anything in local memory (a stack frame or spills). ptxas comes
+//! from the PyPI wheel `nvidia-cuda-nvcc-cu12`, unpacked into `target/ptxas/`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -45,10 +45,10 @@ pub fn run() -> Result<()> {
     Ok(())
 }
 
-/// The kernels that keep anything in local memory: a stack frame (an array indexed at run
-/// time, often one rustc would not keep in registers: a generic loop over an array of loads
-/// did, with the same register count, PERF.md) or spilled registers. Every kernel keeps its
-/// values in registers and shared memory, so any is a regression.
+/// The kernels that keep anything in local memory: a stack frame (an array rustc did not keep
+/// in registers, which ptxas may report at the same register count, PERF.md) or spilled
+/// registers. Every kernel keeps its values in registers and shared memory, so any is a
+/// regression.
 fn local_memory(kernels: &[KernelReport]) -> Vec<String> {
     kernels
         .iter()
