@@ -316,8 +316,9 @@ fn timing_counts_the_work_not_the_hold_before_it() {
     use rgla::gpu::HOLD_NS;
     let gpu = gpu();
     let hold_ms = HOLD_NS as f64 * 1e-6;
-    // Nothing timed: the hold before the start event is not counted.
-    let empty = gpu.time_once(|| Ok(())).unwrap();
+    // Nothing timed: the hold before the start event is not counted. The least of a few
+    // timings: a host stall between the two event records longer than the hold shows as time.
+    let empty = (0..5).map(|_| gpu.time_once(|| Ok(())).unwrap()).fold(f64::INFINITY, f64::min);
     assert!((0.0..0.5 * hold_ms).contains(&empty), "empty work timed at {empty} ms");
     // Work that keeps the GPU busy for a known time is timed at about that time.
     let work_ns = 1_000_000;
