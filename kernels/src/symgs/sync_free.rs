@@ -296,14 +296,11 @@ pub unsafe fn sweep<T: Float + Unset, const SIGNAL: u32, const ROWS: u32>(
             // them (the reciprocal comes from the host: no division in the kernel). Half rows
             // start from what the half before kept (a plain load: this lane overwrites it
             // below), the others from r_i.
-            let start = if half_rows && from_zero == 0 {
-                unsafe { *starts.add(r) }
-            } else {
-                unsafe { load_stream(rhs.add(r)) }
-            };
-            // Half rows that keep for the next half need r_i besides (from zero, it is the start).
-            let rhs_kept =
-                if half_rows && keep && from_zero == 0 { unsafe { load_stream(rhs.add(r)) } } else { start };
+            let from_kept = half_rows && from_zero == 0;
+            let start =
+                if from_kept { unsafe { *starts.add(r) } } else { unsafe { load_stream(rhs.add(r)) } };
+            // Half rows that keep for the next half need r_i besides (elsewhere it is the start).
+            let rhs_kept = if from_kept && keep { unsafe { load_stream(rhs.add(r)) } } else { start };
             own = (start, unsafe { load_stream(inverse_diagonal.add(k)) }, rhs_kept);
             let entry = |j: u32| unsafe {
                 (load_stream(col_idx.add(j as usize)), load_stream(values.add(j as usize)))
