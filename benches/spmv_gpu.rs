@@ -200,7 +200,7 @@ fn matrix<T: Scalar>(s: &mut Session, name: &str, a: &Csr<T>) {
         // columns hold many nonzeros, row patterns only where the rows repeat a few.
         if kernel == CsrKernel::Scalar && longest_row > 10_000
             || kernel == CsrKernel::Gaps16 && !da.has_gaps16()
-            || kernel == CsrKernel::MergeHot && !da.has_hot_columns()
+            || matches!(kernel, CsrKernel::MergeHot | CsrKernel::SplitHot) && !da.has_hot_columns()
             || kernel == CsrKernel::Patterns && !da.has_patterns()
         {
             continue;

@@ -87,7 +87,7 @@ fn csr_kernels<T: Scalar>() {
         for &kernel in &kernels {
             let missing = match kernel {
                 CsrKernel::Gaps16 if !da.has_gaps16() => Some("exceeds 16 bits"),
-                CsrKernel::MergeHot if !da.has_hot_columns() => Some("no hot columns"),
+                CsrKernel::MergeHot | CsrKernel::SplitHot if !da.has_hot_columns() => Some("no hot columns"),
                 CsrKernel::Patterns if !da.has_patterns() => Some("column patterns"),
                 _ => None,
             };

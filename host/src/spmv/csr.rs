@@ -39,6 +39,11 @@ pub struct DeviceCsr<T> {
     /// launch its `&mut` while the SpMV is queued: SpMVs of one matrix on two streams at once
     /// would share it.
     merge_carries: Mutex<CudaSlice<T>>,
+    /// The nonzero-split partition: the row open where each chunk starts (chunks + 1).
+    split_chunk_rows: CudaSlice<u32>,
+    /// Each chunk's open sum, scratch written by every nonzero-split SpMV, lent as
+    /// `merge_carries` is.
+    split_carries: Mutex<CudaSlice<T>>,
     /// The column indices as 16-bit gaps, where every gap fits: (each row's first column,
     /// the gaps).
     gaps16: Option<(CudaSlice<u32>, CudaSlice<u16>)>,
@@ -210,6 +215,10 @@ pub enum CsrPath {
     Patterns,
     /// Merge-path tiles, the x values of the hot columns gathered first.
     MergeHot,
+    /// Chunks of equal nonzeros, empty rows skipped.
+    Split,
+    /// Chunks of equal nonzeros, the x values of the hot columns gathered first.
+    SplitHot,
 }
 
 /// Nonzeros per warp on a long row: 8 per lane.
@@ -303,8 +312,9 @@ impl CsrPlan {
 fn device_bytes<T>(rows: usize, nnz: usize) -> u128 {
     let elem = size_of::<T>() as u128;
     let tiles = (rows + nnz).div_ceil(abi::spmv::merge_tile(size_of::<T>()) as usize) as u128;
+    let chunks = (nnz / abi::spmv::split_chunk(size_of::<T>()) as usize + 1) as u128;
     let patterns = rows as u128 + 4 * (MAX_ROW_PATTERNS * (MAX_PATTERN_LEN + 1)) as u128;
-    nnz as u128 * (6 + elem) + (rows as u128 + 1) * 8 + patterns + tiles * (4 + elem)
+    nnz as u128 * (6 + elem) + (rows as u128 + 1) * 8 + patterns + (tiles + chunks) * (4 + elem)
 }
 
 impl<T: Scalar> DeviceCsr<T> {
@@ -321,6 +331,8 @@ impl<T: Scalar> DeviceCsr<T> {
         to_u32(a.rows(), "rows")?;
         to_u32(a.cols(), "cols")?;
         to_u32(a.rows() + a.nnz(), "rows + nnz")?;
+        let chunk = abi::spmv::split_chunk(size_of::<T>());
+        to_u32((a.nnz() / chunk as usize + 2) * chunk as usize, "nonzeros rounded up to whole chunks")?;
         let (nnz, elem) = (a.nnz() as u128, size_of::<T>() as u128);
         let tile = abi::spmv::merge_tile(size_of::<T>());
         let matrix_bytes = device_bytes::<T>(a.rows(), a.nnz());
@@ -330,6 +342,7 @@ impl<T: Scalar> DeviceCsr<T> {
         let started = Instant::now();
         let plan = CsrPlan::new(a.row_ptr());
         let tile_rows = merge_partition(a.row_ptr(), tile);
+        let chunk_rows = split_partition(a.row_ptr(), chunk);
         let gaps = column_gaps(a.row_ptr(), a.col_indices());
         let patterns = row_patterns(a.row_ptr(), a.col_indices());
         // The hot columns' copy of the matrix only where the device has room for it too.
@@ -353,6 +366,8 @@ impl<T: Scalar> DeviceCsr<T> {
             long_chunks,
             merge_carries: Mutex::new(gpu.zeros((tile_rows.len() - 1).div_ceil(MERGE_BLOCK_WARPS as usize))?),
             merge_tile_rows: gpu.upload(&tile_rows)?,
+            split_carries: Mutex::new(gpu.zeros(chunk_rows.len() - 1)?),
+            split_chunk_rows: gpu.upload(&chunk_rows)?,
             gaps16: match gaps {
                 Some((base, gaps)) => Some((gpu.upload(&base)?, gpu.upload(&gaps)?)),
                 None => None,
@@ -412,8 +427,9 @@ impl<T: Scalar> DeviceCsr<T> {
             }
         }
         choices.push((CsrPath::Merge, width, 1, false));
+        choices.push((CsrPath::Split, width, 1, false));
         if self.hot.is_some() {
-            choices.push((CsrPath::MergeHot, width, 1, false));
+            choices.extend([(CsrPath::MergeHot, width, 1, false), (CsrPath::SplitHot, width, 1, false)]);
         }
         let mut time = |device: &mut Self, choice: Choice, runs: usize| -> Result<(f64, Choice)> {
             device.plan.set_choice(choice);
@@ -432,7 +448,7 @@ impl<T: Scalar> DeviceCsr<T> {
         // The hot columns' copy of a large matrix costs as much memory as the matrix: kept
         // only where it is the choice; so is the renumbered copy, which pays on large
         // matrices only (a small one's x stays in cache whatever its order).
-        if large && self.plan.path != CsrPath::MergeHot {
+        if large && !matches!(self.plan.path, CsrPath::MergeHot | CsrPath::SplitHot) {
             self.hot = None;
         }
         if let Some(a) = a.filter(|_| large)
@@ -532,6 +548,11 @@ pub enum CsrKernel {
     /// Merge-path tiles, the x values of the most popular columns gathered side by side first
     /// (where a few columns hold many of the nonzeros).
     MergeHot,
+    /// Chunks of equal nonzeros: every block the same number of products, empty rows
+    /// skipped, each row's end marked in shared memory.
+    Split,
+    /// Chunks of equal nonzeros, the hot columns' x values gathered first (as `MergeHot`).
+    SplitHot,
     /// The vector kernel at the plan's width with each row's columns rebuilt from its pattern
     /// (where the rows repeat at most 256 patterns: stencils, structured meshes), so no column
     /// index is read; the plan's rows per group where the upload chose this path.
@@ -541,7 +562,7 @@ pub enum CsrKernel {
 }
 
 impl CsrKernel {
-    pub const ALL: [CsrKernel; 11] = [
+    pub const ALL: [CsrKernel; 13] = [
         CsrKernel::Scalar,
         CsrKernel::NnzAtomic,
         CsrKernel::WarpShuffle,
@@ -551,6 +572,8 @@ impl CsrKernel {
         CsrKernel::Merge,
         CsrKernel::Gaps16,
         CsrKernel::MergeHot,
+        CsrKernel::Split,
+        CsrKernel::SplitHot,
         CsrKernel::Patterns,
         CsrKernel::Adaptive,
     ];
@@ -566,6 +589,8 @@ impl CsrKernel {
             CsrKernel::Merge => "csr-merge".into(),
             CsrKernel::Gaps16 => "csr-gaps16".into(),
             CsrKernel::MergeHot => "csr-merge-hot".into(),
+            CsrKernel::Split => "csr-split".into(),
+            CsrKernel::SplitHot => "csr-split-hot".into(),
             CsrKernel::Patterns => "csr-patterns".into(),
             CsrKernel::Adaptive => "csr-adaptive".into(),
         }
@@ -630,13 +655,17 @@ pub fn spmv<T: Scalar>(
             CsrKernel::Vector(width) => launch_vector(gpu, a, (width, 1, false), false, x, y),
             CsrKernel::Merge => launch_merge(gpu, a, (col_idx, values), x, None, y),
             CsrKernel::Gaps16 => launch_gaps16(gpu, a, x, y),
-            CsrKernel::MergeHot => launch_merge_hot(gpu, a, x, y),
+            CsrKernel::MergeHot => launch_hot(gpu, a, launch_merge, x, y),
+            CsrKernel::Split => launch_split(gpu, a, (col_idx, values), x, None, y),
+            CsrKernel::SplitHot => launch_hot(gpu, a, launch_split, x, y),
             CsrKernel::Patterns => launch_patterns(gpu, a, x, y),
             CsrKernel::Adaptive => match (&a.renumbered, a.plan.path) {
                 (Some(renumbered), _) => launch_renumbered(gpu, renumbered, x, y),
                 (None, CsrPath::Merge) => launch_merge(gpu, a, (col_idx, values), x, None, y),
                 (None, CsrPath::Gaps16) => launch_gaps16(gpu, a, x, y),
-                (None, CsrPath::MergeHot) => launch_merge_hot(gpu, a, x, y),
+                (None, CsrPath::MergeHot) => launch_hot(gpu, a, launch_merge, x, y),
+                (None, CsrPath::Split) => launch_split(gpu, a, (col_idx, values), x, None, y),
+                (None, CsrPath::SplitHot) => launch_hot(gpu, a, launch_split, x, y),
                 (None, CsrPath::Patterns) => launch_patterns(gpu, a, x, y),
                 (None, CsrPath::Vector) => {
                     let plan = &a.plan;
@@ -692,24 +721,75 @@ fn launch_merge<T: Scalar>(
     }
 }
 
-/// The hot columns' x values gathered, then the merge-path kernel over the entries numbered
-/// for them.
-fn launch_merge_hot<T: Scalar>(
+/// The nonzero-split kernel over the entries `(col_idx, values)` of A's rows (as
+/// [`launch_merge`]), then the fix-up of the rows still open at the end of a chunk.
+fn launch_split<T: Scalar>(
     gpu: &Gpu,
     a: &DeviceCsr<T>,
+    (col_idx, values): (&CudaSlice<u32>, &CudaSlice<T>),
+    x: &CudaSlice<T>,
+    hot: Option<&CudaSlice<T>>,
+    y: &mut CudaSlice<T>,
+) -> Result<()> {
+    let chunks = a.split_chunk_rows.len() - 1;
+    let (rows, nnz, chunks32) = (a.rows as u32, a.nnz as u32, chunks as u32);
+    let mut carries = a.split_carries.lock().unwrap();
+    let launch = Launch::warp_per_item(chunks * abi::spmv::SPLIT_WARPS as usize, abi::spmv::SPLIT_WARPS)
+        .shared(abi::spmv::split_shared_bytes(size_of::<T>()));
+    // SAFETY: the partition was computed from this matrix's row pointers (chunks + 1 entries, a
+    // carry per chunk, the chunks' nonzeros within u32 as the upload checked); the entries are
+    // whole device allocations (aligned far past 16 bytes); x and y have the checked lengths;
+    // the fix-up runs after the product, one chunk a tile.
+    unsafe {
+        kernels::split(
+            gpu,
+            launch,
+            rows,
+            nnz,
+            chunks32,
+            &a.split_chunk_rows,
+            &a.row_ptr,
+            col_idx,
+            values,
+            x,
+            hot.unwrap_or(x),
+            hot.map_or(0, |hot| hot.len() as u32),
+            y,
+            &mut *carries,
+        )?;
+        let fixup = Launch::linear(chunks, 256);
+        kernels::merge_fixup(gpu, fixup, rows, chunks32, 1, &a.split_chunk_rows, &*carries, y)
+    }
+}
+
+/// A kernel over entries and the hot columns' x values: [`launch_merge`] or [`launch_split`].
+type HotLaunch<T> = fn(
+    &Gpu,
+    &DeviceCsr<T>,
+    (&CudaSlice<u32>, &CudaSlice<T>),
+    &CudaSlice<T>,
+    Option<&CudaSlice<T>>,
+    &mut CudaSlice<T>,
+) -> Result<()>;
+
+/// The hot columns' x values gathered, then `kernel` over the entries numbered for them.
+fn launch_hot<T: Scalar>(
+    gpu: &Gpu,
+    a: &DeviceCsr<T>,
+    kernel: HotLaunch<T>,
     x: &CudaSlice<T>,
     y: &mut CudaSlice<T>,
 ) -> Result<()> {
     let Some(hot) = &a.hot else {
         return Err(Error::InvalidInput(
-            "csr-merge-hot: this matrix keeps no hot columns (no few columns hold many of its nonzeros, or the hot columns lost to another kernel at upload)".into(),
+            "csr-merge-hot, csr-split-hot: this matrix keeps no hot columns (no few columns hold many of its nonzeros, or the hot columns lost to another kernel at upload)".into(),
         ));
     };
     let mut hot_x = hot.x.lock().unwrap();
     let count = hot.columns.len();
     // SAFETY: `columns` and `hot_x` hold `count` entries, each a column of A (below x's length).
     unsafe { blas1::gather(gpu, Launch::linear(count, 256), count as u32, &hot.columns, x, &mut *hot_x)? };
-    launch_merge(gpu, a, (&hot.col_idx, &hot.values), x, Some(&hot_x), y)
+    kernel(gpu, a, (&hot.col_idx, &hot.values), x, Some(&hot_x), y)
 }
 
 /// x gathered into the renumbered copy's numbering, the adaptive kernel on the copy, y
@@ -983,6 +1063,23 @@ fn hot_first<T: Scalar>(a: &Csr<T>, hot: &[u32]) -> (Vec<u32>, Vec<T>) {
     (col_idx, values)
 }
 
+/// Where each nonzero-split chunk of `chunk` nonzeros starts: for each of the nnz / chunk + 1
+/// chunks (the last holds the matrix's end) and for the end, the row open at its first nonzero
+/// b * chunk, the last row to start before it (`u32::MAX` for chunk 0, `rows - 1` for the
+/// end).
+pub fn split_partition(row_ptr: &[u32], chunk: u32) -> Vec<u32> {
+    let rows = row_ptr.len().saturating_sub(1);
+    let nnz = row_ptr.last().copied().unwrap_or(0) as usize;
+    let chunks = nnz / chunk as usize + 1;
+    (0..=chunks)
+        .into_par_iter()
+        .map(|b| {
+            let first = b * chunk as usize;
+            (row_ptr[..rows].partition_point(|&start| (start as usize) < first) as u32).wrapping_sub(1)
+        })
+        .collect()
+}
+
 /// Where each merge-path tile of `tile` items starts: for every multiple d of `tile` (and the end,
 /// `rows + nnz`), the row in progress at item d, the nonzero being d minus that row. The path
 /// takes a row's end once all its nonzeros are taken.
@@ -1099,6 +1196,22 @@ mod tests {
         }
         assert_eq!(CsrPlan::new(&row_ptr).path, CsrPath::Merge, "mostly empty rows: merge-path tiles");
         assert_eq!(CsrPlan::new(&[0, 3, 6, 9]).path, CsrPath::Vector, "even rows: vectors");
+    }
+
+    #[test]
+    fn split_partition_names_the_row_open_at_each_chunk() {
+        let chunk = 100;
+        // Rows of 0, 250, 0, 50, 50 and 3 nonzeros (353: four chunks, the last holding the end),
+        // then 5 empty rows.
+        let mut row_ptr = vec![0u32];
+        for len in [0, 250, 0, 50, 50, 3].into_iter().chain([0; 5]) {
+            row_ptr.push(row_ptr.last().unwrap() + len);
+        }
+        assert_eq!(split_partition(&row_ptr, chunk), [u32::MAX, 1, 1, 3, 10]);
+        // Whole chunks: a last one of no nonzeros still takes the end; no nonzeros at all, one
+        // chunk.
+        assert_eq!(split_partition(&[0, 100, 200, 200], chunk), [u32::MAX, 0, 1, 2]);
+        assert_eq!(split_partition(&[0, 0, 0], chunk), [u32::MAX, 1]);
     }
 
     #[test]

@@ -176,6 +176,36 @@ pub trait LoadNc: Copy {
     /// # Safety
     /// As [`LoadNc::load_nc`].
     unsafe fn load_evict_first(address: *const Self) -> Self;
+
+    /// Four consecutive values read once: [`LoadNc::load_stream`] as one 16-byte vector load
+    /// (two for 8-byte values; four scalar loads for smaller ones).
+    ///
+    /// # Safety
+    /// As [`LoadNc::load_nc`], for four values, 16-byte aligned.
+    unsafe fn load_quad_stream(address: *const Self) -> [Self; 4] {
+        // SAFETY: the caller guarantees four valid values.
+        unsafe { [0, 1, 2, 3].map(|k| Self::load_stream(address.add(k))) }
+    }
+}
+
+/// [`LoadNc::load_quad_stream`] for 4-byte values: one `v4` load.
+macro_rules! quad_stream_4 {
+    ($t:ty, $ptx:literal) => {
+        #[inline(always)]
+        unsafe fn load_quad_stream(address: *const Self) -> [Self; 4] {
+            let (a, b, c, d): ($t, $t, $t, $t);
+            // SAFETY: the caller guarantees four valid, aligned, read-only global values.
+            unsafe {
+                asm!(concat!(
+                    "{{ .reg .b64 policy; createpolicy.fractional.L2::evict_first.b64 policy, 1.0; ",
+                    "ld.global.nc.L1::no_allocate.L2::cache_hint.v4.", $ptx,
+                    " {{{a}, {b}, {c}, {d}}}, [{p}], policy; }}"),
+                    a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
+                    p = in(reg64) address, options(pure, readonly, nostack))
+            };
+            [a, b, c, d]
+        }
+    };
 }
 
 /// A read-only load of `$t` with an L2 `evict_first` policy, `$l1` qualifying its L1 access
@@ -194,9 +224,31 @@ macro_rules! evict_first_load {
     }};
 }
 
+/// [`LoadNc::load_quad_stream`] for 8-byte values: two `v2` loads.
+macro_rules! quad_stream_8 {
+    ($t:ty, $ptx:literal) => {
+        #[inline(always)]
+        unsafe fn load_quad_stream(address: *const Self) -> [Self; 4] {
+            let (a, b, c, d): ($t, $t, $t, $t);
+            // SAFETY: the caller guarantees four valid, aligned, read-only global values.
+            unsafe {
+                asm!(concat!(
+                    "{{ .reg .b64 policy; createpolicy.fractional.L2::evict_first.b64 policy, 1.0; ",
+                    "ld.global.nc.L1::no_allocate.L2::cache_hint.v2.", $ptx, " {{{a}, {b}}}, [{p}], policy; ",
+                    "ld.global.nc.L1::no_allocate.L2::cache_hint.v2.", $ptx, " {{{c}, {d}}}, [{p}+16], policy; }}"),
+                    a = out(reg64) a, b = out(reg64) b, c = out(reg64) c, d = out(reg64) d,
+                    p = in(reg64) address, options(pure, readonly, nostack))
+            };
+            [a, b, c, d]
+        }
+    };
+}
+
 macro_rules! load_nc_impl {
-    ($t:ty, $ptx:literal, $class:ident) => {
+    ($t:ty, $ptx:literal, $class:ident $(, $quad:ident)?) => {
         impl LoadNc for $t {
+            $($quad!($t, $ptx);)?
+
             #[inline(always)]
             unsafe fn load_nc(address: *const Self) -> Self {
                 let value: $t;
@@ -222,10 +274,10 @@ macro_rules! load_nc_impl {
 }
 load_nc_impl!(u8, "u8", reg16);
 load_nc_impl!(u16, "u16", reg16);
-load_nc_impl!(u32, "u32", reg32);
-load_nc_impl!(i32, "s32", reg32);
-load_nc_impl!(f32, "f32", reg32);
-load_nc_impl!(f64, "f64", reg64);
+load_nc_impl!(u32, "u32", reg32, quad_stream_4);
+load_nc_impl!(i32, "s32", reg32, quad_stream_4);
+load_nc_impl!(f32, "f32", reg32, quad_stream_4);
+load_nc_impl!(f64, "f64", reg64, quad_stream_8);
 
 /// Read-only cached load (`__ldg`): goes through the non-coherent texture path.
 ///

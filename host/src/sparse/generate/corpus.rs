@@ -58,6 +58,16 @@ pub fn edge_cases<T: Scalar>() -> Vec<(String, Csr<T>)> {
         random_coo(&mut rng, 3000, 500, 0.02, |row| (1000..1700).contains(&row) || row == 2100),
     );
 
+    // Rows of 64 entries whose ends fall on every bound of the nonzero-split chunks (8192
+    // nonzeros, whole chunks in f32 and f64), every fifth row empty, empty rows after the last.
+    let mut whole_chunks = Coo::new(180, 100);
+    for row in (0..160u32).filter(|row| row % 5 != 4) {
+        for col in 0..64 {
+            whole_chunks.push(row, (row + col) % 100, T::from_f64(random_value(&mut rng)));
+        }
+    }
+    add("180x100 rows ending on chunk bounds", whole_chunks);
+
     // Each entry given in up to three pieces, out of order: conversion must sum them.
     let mut duplicates = Coo::new(20, 20);
     for entry in 0..60u32 {
