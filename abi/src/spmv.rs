@@ -21,31 +21,24 @@ pub const fn merge_tile(elem_size: usize) -> u32 {
     32 * merge_items_per_lane(elem_size)
 }
 
-/// Warps per block of the nonzero-split CSR kernel: a block takes a chunk of
-/// [`split_chunk`] consecutive nonzeros.
+/// Warps per block of the nonzero-split CSR kernel: a block takes a chunk of four
+/// consecutive nonzeros a thread.
 pub const SPLIT_WARPS: u32 = 16;
 
-/// Rounds of four consecutive nonzeros per lane of the nonzero-split kernel: 2 for 4-byte
-/// elements, 1 for 8-byte ones (so a chunk's staged sums take 16 KB either way).
-pub const fn split_rounds(elem_size: usize) -> u32 {
-    if elem_size == 8 { 1 } else { 2 }
-}
-
 /// Nonzeros of one chunk (one block) of the nonzero-split kernel.
-pub const fn split_chunk(elem_size: usize) -> u32 {
-    SPLIT_WARPS * 32 * 4 * split_rounds(elem_size)
+pub const fn split_chunk(warps: u32) -> u32 {
+    warps * 32 * 4
 }
 
-/// Dynamic shared bytes of a nonzero-split block, each part on a 16-byte boundary: a row sum
-/// for each nonzero of the chunk (in elements of `elem_size`), a byte for each nonzero (where
-/// rows end), then each warp's open sum and its first row end.
-pub const fn split_shared_bytes(elem_size: usize) -> usize {
-    let chunk = split_chunk(elem_size) as usize;
-    let warps = SPLIT_WARPS as usize;
+/// Dynamic shared bytes of a nonzero-split block of `warps` warps, each part on a 16-byte
+/// boundary: a row sum for each nonzero of the chunk (in elements of `elem_size`), a byte for
+/// each nonzero (where rows end), then each warp's open sum and its first row end.
+pub const fn split_shared_bytes(warps: u32, elem_size: usize) -> usize {
+    let chunk = split_chunk(warps) as usize;
     (chunk * elem_size).next_multiple_of(16)
         + chunk.next_multiple_of(16)
-        + (warps * elem_size).next_multiple_of(16)
-        + warps * 4
+        + (warps as usize * elem_size).next_multiple_of(16)
+        + warps as usize * 4
 }
 
 /// Dynamic shared bytes of a merge-path block of `warps` warps, each part on a 16-byte

@@ -273,11 +273,12 @@ impl CsrPlan {
                 chunk_starts.push(first);
             }
         }
-        // Many empty rows, or a few very long ones: equal work per warp pays.
+        // Many empty rows, or a few very long ones: equal work per block pays (a first guess:
+        // the upload times every choice).
         let empty = row_ptr.windows(2).filter(|w| w[0] == w[1]).count();
         let longest = row_ptr.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
         let path = if empty * 5 > rows || longest as f64 > 64.0 * mean.max(1.0) {
-            CsrPath::Merge
+            CsrPath::Split
         } else {
             CsrPath::Vector
         };
@@ -312,7 +313,7 @@ impl CsrPlan {
 fn device_bytes<T>(rows: usize, nnz: usize) -> u128 {
     let elem = size_of::<T>() as u128;
     let tiles = (rows + nnz).div_ceil(abi::spmv::merge_tile(size_of::<T>()) as usize) as u128;
-    let chunks = (nnz / abi::spmv::split_chunk(size_of::<T>()) as usize + 1) as u128;
+    let chunks = (nnz / abi::spmv::split_chunk(abi::spmv::SPLIT_WARPS) as usize + 1) as u128;
     let patterns = rows as u128 + 4 * (MAX_ROW_PATTERNS * (MAX_PATTERN_LEN + 1)) as u128;
     nnz as u128 * (6 + elem) + (rows as u128 + 1) * 8 + patterns + (tiles + chunks) * (4 + elem)
 }
@@ -331,7 +332,7 @@ impl<T: Scalar> DeviceCsr<T> {
         to_u32(a.rows(), "rows")?;
         to_u32(a.cols(), "cols")?;
         to_u32(a.rows() + a.nnz(), "rows + nnz")?;
-        let chunk = abi::spmv::split_chunk(size_of::<T>());
+        let chunk = abi::spmv::split_chunk(abi::spmv::SPLIT_WARPS);
         to_u32((a.nnz() / chunk as usize + 2) * chunk as usize, "nonzeros rounded up to whole chunks")?;
         let (nnz, elem) = (a.nnz() as u128, size_of::<T>() as u128);
         let tile = abi::spmv::merge_tile(size_of::<T>());
@@ -734,8 +735,9 @@ fn launch_split<T: Scalar>(
     let chunks = a.split_chunk_rows.len() - 1;
     let (rows, nnz, chunks32) = (a.rows as u32, a.nnz as u32, chunks as u32);
     let mut carries = a.split_carries.lock().unwrap();
-    let launch = Launch::warp_per_item(chunks * abi::spmv::SPLIT_WARPS as usize, abi::spmv::SPLIT_WARPS)
-        .shared(abi::spmv::split_shared_bytes(size_of::<T>()));
+    let warps = abi::spmv::SPLIT_WARPS;
+    let launch = Launch::warp_per_item(chunks * warps as usize, warps)
+        .shared(abi::spmv::split_shared_bytes(warps, size_of::<T>()));
     // SAFETY: the partition was computed from this matrix's row pointers (chunks + 1 entries, a
     // carry per chunk, the chunks' nonzeros within u32 as the upload checked); the entries are
     // whole device allocations (aligned far past 16 bytes); x and y have the checked lengths;
@@ -1194,7 +1196,11 @@ mod tests {
             assert!(row == 0 || row_ptr[row] as usize <= nz, "tile {t}");
             assert!(row == rows || nz <= row_ptr[row + 1] as usize, "tile {t}");
         }
-        assert_eq!(CsrPlan::new(&row_ptr).path, CsrPath::Merge, "mostly empty rows: merge-path tiles");
+        assert_eq!(
+            CsrPlan::new(&row_ptr).path,
+            CsrPath::Split,
+            "mostly empty rows: chunks of equal nonzeros"
+        );
         assert_eq!(CsrPlan::new(&[0, 3, 6, 9]).path, CsrPath::Vector, "even rows: vectors");
     }
 

@@ -980,24 +980,23 @@ pub unsafe fn merge_fixup<T: Float>(
 }
 
 /// Kernel 8: nonzero split, for skewed and empty-row-heavy matrices. Each block takes a chunk
-/// of `abi::spmv::split_chunk` consecutive nonzeros, whatever rows they fall in, so an empty
-/// row costs no product and no step (the merge path takes an item for each). Each lane takes
-/// `ROUNDS` groups of four consecutive nonzeros (`abi::spmv::split_rounds`): one vector load
-/// of their columns and one of their values, the four gathers of x in flight together with
-/// the next group's, the products kept in registers. Meanwhile the block marks, a byte a
-/// nonzero in shared memory, where each row that ends in the chunk ends. Each lane then sums
-/// its four products between the marks; a row that crosses lanes, groups or warps is joined
-/// by a segmented scan (shuffles within a warp, then across the warps in shared memory). A
-/// row's sum is staged at the position where it ends, and the block writes y for the rows
-/// that end in its chunk in one coalesced pass. The sum of the row still open at the chunk's
-/// end goes to `carries[block]`, which [`merge_fixup`] adds afterwards (one tile a block).
+/// of four nonzeros a thread, consecutive, whatever rows they fall in, so an empty row costs no
+/// product and no step (the merge path takes an item for each). Each lane loads its four
+/// columns and values with one vector load each and keeps their products in registers, the
+/// four gathers of x in flight together; meanwhile the block marks, a byte a nonzero in shared
+/// memory, where each row that ends in the chunk ends. Each lane then sums its products
+/// between the marks; a row that crosses lanes or warps is joined by segmented scans (shuffles
+/// within a warp, then across the warps in shared memory). A row's sum is staged at the
+/// position where it ends, and the block writes y for the rows that end in its chunk in one
+/// coalesced pass. The sum of the row still open at the chunk's end goes to `carries[block]`,
+/// which [`merge_fixup`] adds afterwards (one tile a block).
 ///
 /// `chunk_rows[b]` (chunks + 1 entries, from the host at upload, chunks = nnz / chunk + 1 so
 /// the last chunk holds the matrix's end): the row open at chunk b's first nonzero, the last
 /// to start before it (`u32::MAX` for chunk 0, `rows - 1` for the end). Columns below
 /// `hot_count` read `hot`, as in [`merge`]. `col_idx` and `values` are 16-byte aligned.
-/// Launch: a block of `abi::spmv::SPLIT_WARPS` warps per chunk; shared bytes:
-/// `abi::spmv::split_shared_bytes`.
+/// Launch: a block of `abi::spmv::SPLIT_WARPS` warps per chunk (a chunk is four nonzeros a
+/// thread); shared bytes: `abi::spmv::split_shared_bytes`.
 #[gpu::kernel(T = f32 | f64)]
 pub unsafe fn split<T: Float>(
     rows: u32,
@@ -1013,14 +1012,11 @@ pub unsafe fn split<T: Float>(
     y: *mut T,
     carries: *mut T,
 ) {
-    let rounds = const { abi::spmv::split_rounds(core::mem::size_of::<T>()) };
-    let chunk_len = const { abi::spmv::split_chunk(core::mem::size_of::<T>()) };
-    let (chunk, threads, tid, warps) =
-        (block_idx_x(), block_dim_x(), thread_idx_x(), block_dim_x() / WARP_SIZE);
-    if chunk >= chunks || threads != abi::spmv::SPLIT_WARPS * WARP_SIZE {
+    let (chunk, threads, tid) = (block_idx_x(), block_dim_x(), thread_idx_x());
+    if chunk >= chunks {
         return;
     }
-    let base = chunk * chunk_len;
+    let (chunk_len, warps, base) = (4 * threads, threads / WARP_SIZE, chunk * 4 * threads);
     // SAFETY: chunk < chunks, and chunk_rows has chunks + 1 entries.
     let (open_row, last_row) =
         unsafe { (load_nc(chunk_rows.add(chunk as usize)), load_nc(chunk_rows.add(chunk as usize + 1))) };
@@ -1031,49 +1027,40 @@ pub unsafe fn split<T: Float>(
     // ends), then the warps' open sums and first row ends.
     let sums = shared::dynamic::<T>();
     let (end_marks, end_words) = (sums.after::<u8>(chunk_len), sums.after::<u32>(chunk_len));
-    let warp_open = end_words.after::<T>(chunk_len / 4);
+    let warp_open = end_words.after::<T>(threads);
     let warp_first_end = warp_open.after::<u32>(warps);
 
-    // This lane's products, four consecutive nonzeros a round, the rounds a warp's 128
-    // nonzeros apart.
+    // This lane's four products, first of all: their loads are in flight while the block
+    // marks the rows' ends.
+    let at = 4 * tid; // within the chunk
+    let first = base + at;
     // SAFETY: nonzeros below nnz (each checked at the matrix's end), columns below hot_count
     // + the length of x; the vector loads start at a multiple of four (16-byte aligned).
     let gather = |column: u32| unsafe {
         let (from, at) = if column < hot_count { (hot, column) } else { (x, column - hot_count) };
         load_nc(from.add(at as usize))
     };
-    let quad = |first: u32| -> [T; 4] {
-        if first + 3 < nnz {
-            let (columns, entries) = unsafe {
-                (
-                    u32::load_quad_stream(col_idx.add(first as usize)),
-                    T::load_quad_stream(values.add(first as usize)),
-                )
-            };
-            [0, 1, 2, 3].map(|k| entries[k] * gather(columns[k]))
-        } else {
-            [0, 1, 2, 3].map(|k| {
-                let j = first + k;
-                if j < nnz {
-                    unsafe {
-                        load_stream(values.add(j as usize)) * gather(load_stream(col_idx.add(j as usize)))
-                    }
-                } else {
-                    T::ZERO
-                }
-            })
-        }
+    let products: [T; 4] = if first + 3 < nnz {
+        let (columns, entries) = unsafe {
+            (
+                u32::load_quad_stream(col_idx.add(first as usize)),
+                T::load_quad_stream(values.add(first as usize)),
+            )
+        };
+        [0, 1, 2, 3].map(|k| entries[k] * gather(columns[k]))
+    } else {
+        [0, 1, 2, 3].map(|k| {
+            let j = first + k;
+            if j < nnz {
+                unsafe { load_stream(values.add(j as usize)) * gather(load_stream(col_idx.add(j as usize))) }
+            } else {
+                T::ZERO
+            }
+        })
     };
-    let group = |round: u32| warp_id() * (WARP_SIZE * 4 * rounds) + round * WARP_SIZE * 4 + 4 * lane_id();
-    let first_products = quad(base + group(0));
-    let second_products = if rounds == 2 { quad(base + group(1)) } else { [T::ZERO; 4] };
 
-    let mut i = tid;
-    while i < chunk_len / 4 {
-        // SAFETY (shared): i < chunk_len / 4 words of marks.
-        unsafe { end_words.set(i, 0) };
-        i += threads;
-    }
+    // SAFETY (shared): tid < threads = chunk_len / 4 words of marks.
+    unsafe { end_words.set(tid, 0) };
     sync_threads();
     let mut row = first_row + tid;
     while row < end_row {
@@ -1089,21 +1076,40 @@ pub unsafe fn split<T: Float>(
     }
     sync_threads();
 
-    // Each round's rows, joined across the warp's lanes and rounds.
-    // SAFETY (shared): each group's four positions lie within the chunk.
-    let (mut open, mut first_end) =
-        unsafe { split_round(first_products, group(0), end_words, T::ZERO, sums) };
-    if rounds == 2 {
-        let (second_open, second_end) =
-            unsafe { split_round(second_products, group(1), end_words, open, sums) };
-        open = second_open;
-        first_end = first_end.min(second_end);
+    // Within the lane: the sum before its first row end (`lead`), each row that ends between
+    // two of its ends (staged here), and what is open after its last end.
+    // SAFETY (shared): the word of this lane's four marks.
+    let marks = unsafe { end_words.get(tid) };
+    let (mut open, mut lead, mut first_end) = (T::ZERO, T::ZERO, u32::MAX);
+    for (k, product) in products.into_iter().enumerate() {
+        let k = k as u32;
+        if (marks >> (8 * k)) & 0xff != 0 {
+            if first_end == u32::MAX {
+                (lead, first_end) = (open, at + k);
+            } else {
+                // SAFETY (shared): at + k < chunk_len.
+                unsafe { sums.set(at + k, open) };
+            }
+            open = T::ZERO;
+        }
+        open = open + product;
     }
-    if lane_id() == 0 {
+    // Across the warp's lanes: what the lanes before carry into this lane's first row.
+    let ended = first_end != u32::MAX;
+    let carried = segmented_scan(open, ended);
+    let before = warp::shuffle_up(carried, 1);
+    if ended {
+        // SAFETY (shared): first_end < chunk_len.
+        unsafe { sums.set(first_end, if lane_id() == 0 { lead } else { lead + before }) };
+    }
+    let lanes_ended = warp::ballot(ended);
+    let warp_end = warp::shuffle_idx(first_end, lanes_ended.trailing_zeros().min(WARP_SIZE - 1));
+    if lane_id() == WARP_SIZE - 1 {
+        let warp_end = if lanes_ended == 0 { u32::MAX } else { warp_end };
         // SAFETY (shared): warp_id() < warps.
         unsafe {
-            warp_open.set(warp_id(), open);
-            warp_first_end.set(warp_id(), first_end);
+            warp_open.set(warp_id(), carried);
+            warp_first_end.set(warp_id(), warp_end);
         }
     }
     sync_threads();
@@ -1145,52 +1151,4 @@ pub unsafe fn split<T: Float>(
         }
         row += threads;
     }
-}
-
-/// One round of [`split`] in a warp: each lane's four products at chunk positions `at..at + 4`,
-/// `marks` their four end bytes (in the word at `at / 4`), `carried` the warp's open sum from
-/// the round before. Stages the sum of every row that ends in the round at its end, and
-/// returns (in every lane) the warp's open sum after the round and its first row end in it
-/// (`u32::MAX` if none), less what earlier warps carry into that row.
-///
-/// # Safety
-/// `at + 4` is within the chunk's sums and marks.
-#[inline(always)]
-unsafe fn split_round<T: Float>(
-    products: [T; 4],
-    at: u32,
-    end_words: shared::SharedArray<u32>,
-    carried: T,
-    sums: shared::SharedArray<T>,
-) -> (T, u32) {
-    let lane = lane_id();
-    // SAFETY (shared): the word of this lane's four marks.
-    let marks = unsafe { end_words.get(at / 4) };
-    // Within the lane: the sum before its first row end (`lead`), each row that ends between
-    // two of its ends (staged here), and what is open after its last end.
-    let (mut open, mut lead, mut first) = (if lane == 0 { carried } else { T::ZERO }, T::ZERO, u32::MAX);
-    for (k, product) in products.into_iter().enumerate() {
-        let k = k as u32;
-        if (marks >> (8 * k)) & 0xff != 0 {
-            if first == u32::MAX {
-                (lead, first) = (open, at + k);
-            } else {
-                // SAFETY (shared): at + k is within the chunk.
-                unsafe { sums.set(at + k, open) };
-            }
-            open = T::ZERO;
-        }
-        open = open + product;
-    }
-    // Across the lanes: what the lanes before carry into this lane's first row.
-    let ended = first != u32::MAX;
-    let carried_out = segmented_scan(open, ended);
-    let before = warp::shuffle_up(carried_out, 1);
-    if ended {
-        // SAFETY (shared): first is within the chunk.
-        unsafe { sums.set(first, if lane == 0 { lead } else { lead + before }) };
-    }
-    let ends = warp::ballot(ended);
-    let round_first = if ends == 0 { u32::MAX } else { warp::shuffle_idx(first, ends.trailing_zeros()) };
-    (warp::shuffle_idx(carried_out, WARP_SIZE - 1), round_first)
 }
