@@ -1102,10 +1102,11 @@ pub unsafe fn split<T: Float>(
         // SAFETY (shared): first_end < chunk_len.
         unsafe { sums.set(first_end, if lane_id() == 0 { lead } else { lead + before }) };
     }
+    // The warp's first row end, from the first lane that ended a row (where none did, lane
+    // 31's own u32::MAX).
     let lanes_ended = warp::ballot(ended);
     let warp_end = warp::shuffle_idx(first_end, lanes_ended.trailing_zeros().min(WARP_SIZE - 1));
     if lane_id() == WARP_SIZE - 1 {
-        let warp_end = if lanes_ended == 0 { u32::MAX } else { warp_end };
         // SAFETY (shared): warp_id() < warps.
         unsafe {
             warp_open.set(warp_id(), carried);
