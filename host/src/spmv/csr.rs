@@ -654,19 +654,23 @@ pub fn spmv<T: Scalar>(
                 kernels::nnz_atomic(gpu, launch, rows, nnz, row_ptr, col_idx, values, x, y)
             }
             CsrKernel::Vector(width) => launch_vector(gpu, a, (width, 1, false), false, x, y),
-            CsrKernel::Merge => launch_merge(gpu, a, (col_idx, values), x, None, y),
+            CsrKernel::Merge => launch_balanced(gpu, a, Balanced::Merge, (col_idx, values), x, None, y),
             CsrKernel::Gaps16 => launch_gaps16(gpu, a, x, y),
-            CsrKernel::MergeHot => launch_hot(gpu, a, launch_merge, x, y),
-            CsrKernel::Split => launch_split(gpu, a, (col_idx, values), x, None, y),
-            CsrKernel::SplitHot => launch_hot(gpu, a, launch_split, x, y),
+            CsrKernel::MergeHot => launch_hot(gpu, a, Balanced::Merge, x, y),
+            CsrKernel::Split => launch_balanced(gpu, a, Balanced::Split, (col_idx, values), x, None, y),
+            CsrKernel::SplitHot => launch_hot(gpu, a, Balanced::Split, x, y),
             CsrKernel::Patterns => launch_patterns(gpu, a, x, y),
             CsrKernel::Adaptive => match (&a.renumbered, a.plan.path) {
                 (Some(renumbered), _) => launch_renumbered(gpu, renumbered, x, y),
-                (None, CsrPath::Merge) => launch_merge(gpu, a, (col_idx, values), x, None, y),
+                (None, CsrPath::Merge) => {
+                    launch_balanced(gpu, a, Balanced::Merge, (col_idx, values), x, None, y)
+                }
                 (None, CsrPath::Gaps16) => launch_gaps16(gpu, a, x, y),
-                (None, CsrPath::MergeHot) => launch_hot(gpu, a, launch_merge, x, y),
-                (None, CsrPath::Split) => launch_split(gpu, a, (col_idx, values), x, None, y),
-                (None, CsrPath::SplitHot) => launch_hot(gpu, a, launch_split, x, y),
+                (None, CsrPath::MergeHot) => launch_hot(gpu, a, Balanced::Merge, x, y),
+                (None, CsrPath::Split) => {
+                    launch_balanced(gpu, a, Balanced::Split, (col_idx, values), x, None, y)
+                }
+                (None, CsrPath::SplitHot) => launch_hot(gpu, a, Balanced::Split, x, y),
                 (None, CsrPath::Patterns) => launch_patterns(gpu, a, x, y),
                 (None, CsrPath::Vector) => {
                     let plan = &a.plan;
@@ -681,104 +685,86 @@ pub fn spmv<T: Scalar>(
 /// them keep more of an SM's x reads near each other (in its L1) than 4 do (PERF.md).
 const MERGE_BLOCK_WARPS: u32 = 16;
 
-/// The merge-path kernel over the entries `(col_idx, values)` of A's rows (A's own, or
-/// numbered as [`HotColumns`] says with the hot columns' x values in `hot`), then the fix-up
-/// of the rows still open at the end of a block.
-fn launch_merge<T: Scalar>(
+/// The kernels of equal work per block, each with its partition (computed at upload) and the
+/// fix-up of the rows still open at the end of a block.
+#[derive(Clone, Copy)]
+enum Balanced {
+    /// Merge-path tiles, [`MERGE_BLOCK_WARPS`] a block.
+    Merge,
+    /// Chunks of equal nonzeros, one a block.
+    Split,
+}
+
+/// `kind`'s kernel over the entries `(col_idx, values)` of A's rows (A's own, or numbered as
+/// [`HotColumns`] says with the hot columns' x values in `hot`), then the fix-up of the rows
+/// still open at the end of a block.
+fn launch_balanced<T: Scalar>(
     gpu: &Gpu,
     a: &DeviceCsr<T>,
+    kind: Balanced,
     (col_idx, values): (&CudaSlice<u32>, &CudaSlice<T>),
     x: &CudaSlice<T>,
     hot: Option<&CudaSlice<T>>,
     y: &mut CudaSlice<T>,
 ) -> Result<()> {
-    let tiles = a.merge_tile_rows.len() - 1;
+    let (partition, carries, tiles_per_block) = match kind {
+        Balanced::Merge => (&a.merge_tile_rows, &a.merge_carries, MERGE_BLOCK_WARPS),
+        Balanced::Split => (&a.split_chunk_rows, &a.split_carries, 1),
+    };
+    let tiles = partition.len() - 1;
+    let launch = match kind {
+        Balanced::Merge => Launch::warp_per_item(tiles, MERGE_BLOCK_WARPS)
+            .shared(abi::spmv::merge_shared_bytes(MERGE_BLOCK_WARPS, size_of::<T>())),
+        Balanced::Split => {
+            Launch::warp_per_item(tiles * abi::spmv::SPLIT_WARPS as usize, abi::spmv::SPLIT_WARPS)
+                .shared(abi::spmv::split_shared_bytes(abi::spmv::SPLIT_WARPS, size_of::<T>()))
+        }
+    };
     let (rows, nnz, tiles32) = (a.rows as u32, a.nnz as u32, tiles as u32);
-    let mut carries = a.merge_carries.lock().unwrap();
-    let launch = Launch::warp_per_item(tiles, MERGE_BLOCK_WARPS)
-        .shared(abi::spmv::merge_shared_bytes(MERGE_BLOCK_WARPS, size_of::<T>()));
+    let (hot, hot_count) = (hot.unwrap_or(x), hot.map_or(0, |hot| hot.len() as u32));
+    let mut carries = carries.lock().unwrap();
+    // The two kernels take the same arguments.
+    macro_rules! product {
+        ($kernel:path) => {
+            $kernel(
+                gpu,
+                launch,
+                rows,
+                nnz,
+                tiles32,
+                partition,
+                &a.row_ptr,
+                col_idx,
+                values,
+                x,
+                hot,
+                hot_count,
+                y,
+                &mut *carries,
+            )
+        };
+    }
     // SAFETY: the partition was computed from this matrix's row pointers (tiles + 1 entries, a
-    // carry per block); x and y have the checked lengths; the fix-up runs after the product.
+    // carry per block; the split's chunks within u32, as the upload checked); the entries are
+    // whole device allocations (the split's vector loads need 16-byte alignment; allocations
+    // are aligned far past it); x and y have the checked lengths; the fix-up runs after the
+    // product.
     unsafe {
-        kernels::merge(
-            gpu,
-            launch,
-            rows,
-            nnz,
-            tiles32,
-            &a.merge_tile_rows,
-            &a.row_ptr,
-            col_idx,
-            values,
-            x,
-            hot.unwrap_or(x),
-            hot.map_or(0, |hot| hot.len() as u32),
-            y,
-            &mut *carries,
-        )?;
-        let blocks = tiles.div_ceil(MERGE_BLOCK_WARPS as usize);
-        let fixup = Launch::linear(blocks, 256);
-        kernels::merge_fixup(gpu, fixup, rows, tiles32, MERGE_BLOCK_WARPS, &a.merge_tile_rows, &*carries, y)
+        match kind {
+            Balanced::Merge => product!(kernels::merge)?,
+            Balanced::Split => product!(kernels::split)?,
+        }
+        let fixup = Launch::linear(tiles.div_ceil(tiles_per_block as usize), 256);
+        kernels::merge_fixup(gpu, fixup, rows, tiles32, tiles_per_block, partition, &*carries, y)
     }
 }
 
-/// The nonzero-split kernel over the entries `(col_idx, values)` of A's rows (as
-/// [`launch_merge`]), then the fix-up of the rows still open at the end of a chunk.
-fn launch_split<T: Scalar>(
-    gpu: &Gpu,
-    a: &DeviceCsr<T>,
-    (col_idx, values): (&CudaSlice<u32>, &CudaSlice<T>),
-    x: &CudaSlice<T>,
-    hot: Option<&CudaSlice<T>>,
-    y: &mut CudaSlice<T>,
-) -> Result<()> {
-    let chunks = a.split_chunk_rows.len() - 1;
-    let (rows, nnz, chunks32) = (a.rows as u32, a.nnz as u32, chunks as u32);
-    let mut carries = a.split_carries.lock().unwrap();
-    let warps = abi::spmv::SPLIT_WARPS;
-    let launch = Launch::warp_per_item(chunks * warps as usize, warps)
-        .shared(abi::spmv::split_shared_bytes(warps, size_of::<T>()));
-    // SAFETY: the partition was computed from this matrix's row pointers (chunks + 1 entries, a
-    // carry per chunk, the chunks' nonzeros within u32 as the upload checked); the entries are
-    // whole device allocations (aligned far past 16 bytes); x and y have the checked lengths;
-    // the fix-up runs after the product, one chunk a tile.
-    unsafe {
-        kernels::split(
-            gpu,
-            launch,
-            rows,
-            nnz,
-            chunks32,
-            &a.split_chunk_rows,
-            &a.row_ptr,
-            col_idx,
-            values,
-            x,
-            hot.unwrap_or(x),
-            hot.map_or(0, |hot| hot.len() as u32),
-            y,
-            &mut *carries,
-        )?;
-        let fixup = Launch::linear(chunks, 256);
-        kernels::merge_fixup(gpu, fixup, rows, chunks32, 1, &a.split_chunk_rows, &*carries, y)
-    }
-}
-
-/// A kernel over entries and the hot columns' x values: [`launch_merge`] or [`launch_split`].
-type HotLaunch<T> = fn(
-    &Gpu,
-    &DeviceCsr<T>,
-    (&CudaSlice<u32>, &CudaSlice<T>),
-    &CudaSlice<T>,
-    Option<&CudaSlice<T>>,
-    &mut CudaSlice<T>,
-) -> Result<()>;
-
-/// The hot columns' x values gathered, then `kernel` over the entries numbered for them.
+/// The hot columns' x values gathered, then `kind`'s kernel over the entries numbered for
+/// them.
 fn launch_hot<T: Scalar>(
     gpu: &Gpu,
     a: &DeviceCsr<T>,
-    kernel: HotLaunch<T>,
+    kind: Balanced,
     x: &CudaSlice<T>,
     y: &mut CudaSlice<T>,
 ) -> Result<()> {
@@ -791,7 +777,7 @@ fn launch_hot<T: Scalar>(
     let count = hot.columns.len();
     // SAFETY: `columns` and `hot_x` hold `count` entries, each a column of A (below x's length).
     unsafe { blas1::gather(gpu, Launch::linear(count, 256), count as u32, &hot.columns, x, &mut *hot_x)? };
-    kernel(gpu, a, (&hot.col_idx, &hot.values), x, Some(&hot_x), y)
+    launch_balanced(gpu, a, kind, (&hot.col_idx, &hot.values), x, Some(&hot_x), y)
 }
 
 /// x gathered into the renumbered copy's numbering, the adaptive kernel on the copy, y

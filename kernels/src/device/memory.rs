@@ -188,9 +188,10 @@ pub trait LoadNc: Copy {
     }
 }
 
-/// [`LoadNc::load_quad_stream`] for 4-byte values: one `v4` load.
-macro_rules! quad_stream_4 {
-    ($t:ty, $ptx:literal) => {
+/// [`LoadNc::load_quad_stream`] as `$loads`, the vector loads of four `$t` into `{a}`..`{d}`
+/// from `[{p}]` under the evict-first `policy`.
+macro_rules! quad_stream {
+    ($t:ty, $class:ident, $loads:expr) => {
         #[inline(always)]
         unsafe fn load_quad_stream(address: *const Self) -> [Self; 4] {
             let (a, b, c, d): ($t, $t, $t, $t);
@@ -198,13 +199,23 @@ macro_rules! quad_stream_4 {
             unsafe {
                 asm!(concat!(
                     "{{ .reg .b64 policy; createpolicy.fractional.L2::evict_first.b64 policy, 1.0; ",
-                    "ld.global.nc.L1::no_allocate.L2::cache_hint.v4.", $ptx,
-                    " {{{a}, {b}, {c}, {d}}}, [{p}], policy; }}"),
-                    a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
+                    $loads, " }}"),
+                    a = out($class) a, b = out($class) b, c = out($class) c, d = out($class) d,
                     p = in(reg64) address, options(pure, readonly, nostack))
             };
             [a, b, c, d]
         }
+    };
+}
+
+/// The streaming `ld` of four 4-byte values: one `v4` load.
+macro_rules! quad_v4 {
+    ($ptx:literal) => {
+        concat!(
+            "ld.global.nc.L1::no_allocate.L2::cache_hint.v4.",
+            $ptx,
+            " {{{a}, {b}, {c}, {d}}}, [{p}], policy;"
+        )
     };
 }
 
@@ -224,30 +235,10 @@ macro_rules! evict_first_load {
     }};
 }
 
-/// [`LoadNc::load_quad_stream`] for 8-byte values: two `v2` loads.
-macro_rules! quad_stream_8 {
-    ($t:ty, $ptx:literal) => {
-        #[inline(always)]
-        unsafe fn load_quad_stream(address: *const Self) -> [Self; 4] {
-            let (a, b, c, d): ($t, $t, $t, $t);
-            // SAFETY: the caller guarantees four valid, aligned, read-only global values.
-            unsafe {
-                asm!(concat!(
-                    "{{ .reg .b64 policy; createpolicy.fractional.L2::evict_first.b64 policy, 1.0; ",
-                    "ld.global.nc.L1::no_allocate.L2::cache_hint.v2.", $ptx, " {{{a}, {b}}}, [{p}], policy; ",
-                    "ld.global.nc.L1::no_allocate.L2::cache_hint.v2.", $ptx, " {{{c}, {d}}}, [{p}+16], policy; }}"),
-                    a = out(reg64) a, b = out(reg64) b, c = out(reg64) c, d = out(reg64) d,
-                    p = in(reg64) address, options(pure, readonly, nostack))
-            };
-            [a, b, c, d]
-        }
-    };
-}
-
 macro_rules! load_nc_impl {
-    ($t:ty, $ptx:literal, $class:ident $(, $quad:ident)?) => {
+    ($t:ty, $ptx:literal, $class:ident $(, $quad:expr)?) => {
         impl LoadNc for $t {
-            $($quad!($t, $ptx);)?
+            $(quad_stream!($t, $class, $quad);)?
 
             #[inline(always)]
             unsafe fn load_nc(address: *const Self) -> Self {
@@ -274,10 +265,19 @@ macro_rules! load_nc_impl {
 }
 load_nc_impl!(u8, "u8", reg16);
 load_nc_impl!(u16, "u16", reg16);
-load_nc_impl!(u32, "u32", reg32, quad_stream_4);
-load_nc_impl!(i32, "s32", reg32, quad_stream_4);
-load_nc_impl!(f32, "f32", reg32, quad_stream_4);
-load_nc_impl!(f64, "f64", reg64, quad_stream_8);
+load_nc_impl!(u32, "u32", reg32, quad_v4!("u32"));
+load_nc_impl!(i32, "s32", reg32, quad_v4!("s32"));
+load_nc_impl!(f32, "f32", reg32, quad_v4!("f32"));
+// Four 8-byte values: two `v2` loads.
+load_nc_impl!(
+    f64,
+    "f64",
+    reg64,
+    concat!(
+        "ld.global.nc.L1::no_allocate.L2::cache_hint.v2.f64 {{{a}, {b}}}, [{p}], policy; ",
+        "ld.global.nc.L1::no_allocate.L2::cache_hint.v2.f64 {{{c}, {d}}}, [{p}+16], policy;"
+    )
+);
 
 /// Read-only cached load (`__ldg`): goes through the non-coherent texture path.
 ///
