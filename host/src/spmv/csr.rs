@@ -191,7 +191,12 @@ pub struct CsrPlan {
 /// `-evict-first` where the path takes them (e.g. `vector2-rows4-evict-first`, `gaps162-rows2`).
 impl std::fmt::Display for CsrPlan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}{}", format!("{:?}", self.path).to_lowercase(), self.width)?;
+        let path = format!("{:?}", self.path).to_lowercase();
+        match self.path {
+            // Tiles and chunks of equal work take no lanes a row.
+            CsrPath::Merge | CsrPath::MergeHot | CsrPath::Split | CsrPath::SplitHot => write!(f, "{path}")?,
+            CsrPath::Vector | CsrPath::Gaps16 | CsrPath::Patterns => write!(f, "{path}{}", self.width)?,
+        }
         if self.rows_per_group > 1 {
             write!(f, "-rows{}", self.rows_per_group)?;
         }
