@@ -318,7 +318,7 @@ impl CsrPlan {
 fn device_bytes<T>(rows: usize, nnz: usize) -> u128 {
     let elem = size_of::<T>() as u128;
     let tiles = (rows + nnz).div_ceil(abi::spmv::merge_tile(size_of::<T>()) as usize) as u128;
-    let chunks = (nnz / abi::spmv::split_chunk(abi::spmv::SPLIT_WARPS) as usize + 1) as u128;
+    let chunks = split_chunks(nnz, abi::spmv::split_chunk(abi::spmv::SPLIT_WARPS)) as u128;
     let patterns = rows as u128 + 4 * (MAX_ROW_PATTERNS * (MAX_PATTERN_LEN + 1)) as u128;
     nnz as u128 * (6 + elem) + (rows as u128 + 1) * 8 + patterns + (tiles + chunks) * (4 + elem)
 }
@@ -338,7 +338,7 @@ impl<T: Scalar> DeviceCsr<T> {
         to_u32(a.cols(), "cols")?;
         to_u32(a.rows() + a.nnz(), "rows + nnz")?;
         let chunk = abi::spmv::split_chunk(abi::spmv::SPLIT_WARPS);
-        to_u32((a.nnz() / chunk as usize + 2) * chunk as usize, "nonzeros rounded up to whole chunks")?;
+        to_u32((split_chunks(a.nnz(), chunk) + 1) * chunk as usize, "nonzeros rounded up to whole chunks")?;
         let (nnz, elem) = (a.nnz() as u128, size_of::<T>() as u128);
         let tile = abi::spmv::merge_tile(size_of::<T>());
         let matrix_bytes = device_bytes::<T>(a.rows(), a.nnz());
@@ -712,19 +712,26 @@ fn launch_balanced<T: Scalar>(
     hot: Option<&CudaSlice<T>>,
     y: &mut CudaSlice<T>,
 ) -> Result<()> {
-    let (partition, carries, tiles_per_block) = match kind {
-        Balanced::Merge => (&a.merge_tile_rows, &a.merge_carries, MERGE_BLOCK_WARPS),
-        Balanced::Split => (&a.split_chunk_rows, &a.split_carries, 1),
+    // Each kind's partition, carries, tiles a block, warps a tile and shared bytes.
+    let (partition, carries, tiles_per_block, warps_per_tile, shared) = match kind {
+        Balanced::Merge => (
+            &a.merge_tile_rows,
+            &a.merge_carries,
+            MERGE_BLOCK_WARPS,
+            1,
+            abi::spmv::merge_shared_bytes(MERGE_BLOCK_WARPS, size_of::<T>()),
+        ),
+        Balanced::Split => (
+            &a.split_chunk_rows,
+            &a.split_carries,
+            1,
+            abi::spmv::SPLIT_WARPS,
+            abi::spmv::split_shared_bytes(abi::spmv::SPLIT_WARPS, size_of::<T>()),
+        ),
     };
     let tiles = partition.len() - 1;
-    let launch = match kind {
-        Balanced::Merge => Launch::warp_per_item(tiles, MERGE_BLOCK_WARPS)
-            .shared(abi::spmv::merge_shared_bytes(MERGE_BLOCK_WARPS, size_of::<T>())),
-        Balanced::Split => {
-            Launch::warp_per_item(tiles * abi::spmv::SPLIT_WARPS as usize, abi::spmv::SPLIT_WARPS)
-                .shared(abi::spmv::split_shared_bytes(abi::spmv::SPLIT_WARPS, size_of::<T>()))
-        }
-    };
+    let launch = Launch::warp_per_item(tiles * warps_per_tile as usize, tiles_per_block * warps_per_tile)
+        .shared(shared);
     let (rows, nnz, tiles32) = (a.rows as u32, a.nnz as u32, tiles as u32);
     let (hot, hot_count) = (hot.unwrap_or(x), hot.map_or(0, |hot| hot.len() as u32));
     let mut carries = carries.lock().unwrap();
@@ -1056,14 +1063,19 @@ fn hot_first<T: Scalar>(a: &Csr<T>, hot: &[u32]) -> (Vec<u32>, Vec<T>) {
     (col_idx, values)
 }
 
+/// The nonzero-split chunks of `chunk` nonzeros for `nnz` of them: one more than fill whole
+/// chunks, so that the last holds the matrix's end.
+fn split_chunks(nnz: usize, chunk: u32) -> usize {
+    nnz / chunk as usize + 1
+}
+
 /// Where each nonzero-split chunk of `chunk` nonzeros starts: for each of the nnz / chunk + 1
 /// chunks (the last holds the matrix's end) and for the end, the row open at its first nonzero
 /// b * chunk, the last row to start before it (`u32::MAX` for chunk 0, `rows - 1` for the
 /// end).
 pub fn split_partition(row_ptr: &[u32], chunk: u32) -> Vec<u32> {
     let rows = row_ptr.len().saturating_sub(1);
-    let nnz = row_ptr.last().copied().unwrap_or(0) as usize;
-    let chunks = nnz / chunk as usize + 1;
+    let chunks = split_chunks(row_ptr.last().copied().unwrap_or(0) as usize, chunk);
     (0..=chunks)
         .into_par_iter()
         .map(|b| {

@@ -771,8 +771,7 @@ pub unsafe fn merge<T: Float>(
     // SAFETY: nonzeros below nnz, columns below hot_count + the length of x.
     let product = |j: u32| unsafe {
         let column = load_stream(col_idx.add(j as usize));
-        let (from, at) = if column < hot_count { (hot, column) } else { (x, column - hot_count) };
-        load_stream(values.add(j as usize)) * load_nc(from.add(at as usize))
+        load_stream(values.add(j as usize)) * gather_x((x, hot, hot_count), column)
     };
     // SAFETY (shared, every store below): first_nz <= j, and each product's nonzero is below
     // end_nz, so its slot is below block_nnz.
@@ -845,6 +844,18 @@ pub unsafe fn merge<T: Float>(
         unsafe { *y.add((first_row + i) as usize) = products.get(block_nnz + i) };
         i += threads;
     }
+}
+
+/// x's value at `column` for [`merge`] and [`split`]: `hot[column]` below `hot_count` (a
+/// graph's hot columns, gathered side by side), else `x[column - hot_count]`.
+///
+/// # Safety
+/// `column` is below `hot_count` + the length of x, and `hot` holds `hot_count` values.
+#[inline(always)]
+unsafe fn gather_x<T: Float>((x, hot, hot_count): (*const T, *const T, u32), column: u32) -> T {
+    let (from, at) = if column < hot_count { (hot, column) } else { (x, column - hot_count) };
+    // SAFETY: as the caller guarantees.
+    unsafe { load_nc(from.add(at as usize)) }
 }
 
 /// What a block of [`merge`] staged: its products (`block_nnz` of them, from nonzero
@@ -1036,10 +1047,7 @@ pub unsafe fn split<T: Float>(
     let first = base + at;
     // SAFETY: nonzeros below nnz (each checked at the matrix's end), columns below hot_count
     // + the length of x; the vector loads start at a multiple of four (16-byte aligned).
-    let gather = |column: u32| unsafe {
-        let (from, at) = if column < hot_count { (hot, column) } else { (x, column - hot_count) };
-        load_nc(from.add(at as usize))
-    };
+    let gather = |column: u32| unsafe { gather_x((x, hot, hot_count), column) };
     let products: [T; 4] = if first + 3 < nnz {
         let (columns, entries) = unsafe {
             (
@@ -1067,10 +1075,10 @@ pub unsafe fn split<T: Float>(
         // SAFETY: row < end_row <= rows, and row_ptr has rows + 1 entries.
         let (start, end) =
             unsafe { (load_nc(row_ptr.add(row as usize)), load_nc(row_ptr.add(row as usize + 1))) };
-        let at = end.wrapping_sub(base);
-        if start < end && at < chunk_len {
-            // SAFETY (shared): at < chunk_len.
-            unsafe { end_marks.set(at, 1) };
+        let end_at = end.wrapping_sub(base);
+        if start < end && end_at < chunk_len {
+            // SAFETY (shared): end_at < chunk_len.
+            unsafe { end_marks.set(end_at, 1) };
         }
         row += threads;
     }
@@ -1140,14 +1148,14 @@ pub unsafe fn split<T: Float>(
         // SAFETY: as above; the sum's slot is below chunk_len.
         unsafe {
             let (start, end) = (load_nc(row_ptr.add(row as usize)), load_nc(row_ptr.add(row as usize + 1)));
-            let at = end.wrapping_sub(base);
+            let end_at = end.wrapping_sub(base);
             if start == end {
                 // An empty row that starts in the chunk.
                 if start >= base {
                     *y.add(row as usize) = T::ZERO;
                 }
-            } else if at < chunk_len {
-                *y.add(row as usize) = sums.get(at);
+            } else if end_at < chunk_len {
+                *y.add(row as usize) = sums.get(end_at);
             }
         }
         row += threads;
