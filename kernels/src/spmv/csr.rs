@@ -770,8 +770,8 @@ pub unsafe fn merge<T: Float>(
     // Each line of the matrix is read once: evict-first keeps x in L2 instead (PERF.md).
     // SAFETY: nonzeros below nnz, columns below hot_count + the length of x.
     let product = |j: u32| unsafe {
-        let column = load_stream(col_idx.add(j as usize));
-        load_stream(values.add(j as usize)) * gather_x((x, hot, hot_count), column)
+        let (from, at) = x_at((x, hot, hot_count), load_stream(col_idx.add(j as usize)));
+        load_stream(values.add(j as usize)) * load_nc(from.add(at as usize))
     };
     // SAFETY (shared, every store below): first_nz <= j, and each product's nonzero is below
     // end_nz, so its slot is below block_nnz.
@@ -846,16 +846,12 @@ pub unsafe fn merge<T: Float>(
     }
 }
 
-/// x's value at `column` for [`merge`] and [`split`]: `hot[column]` below `hot_count` (a
-/// graph's hot columns, gathered side by side), else `x[column - hot_count]`.
-///
-/// # Safety
-/// `column` is below `hot_count` + the length of x, and `hot` holds `hot_count` values.
+/// Where [`merge`] and [`split`] read x's value at `column`: `hot` at the column below
+/// `hot_count` (a graph's hot columns, gathered side by side), else `x` at the column less
+/// `hot_count`.
 #[inline(always)]
-unsafe fn gather_x<T: Float>((x, hot, hot_count): (*const T, *const T, u32), column: u32) -> T {
-    let (from, at) = if column < hot_count { (hot, column) } else { (x, column - hot_count) };
-    // SAFETY: as the caller guarantees.
-    unsafe { load_nc(from.add(at as usize)) }
+fn x_at<T: Float>((x, hot, hot_count): (*const T, *const T, u32), column: u32) -> (*const T, u32) {
+    if column < hot_count { (hot, column) } else { (x, column - hot_count) }
 }
 
 /// What a block of [`merge`] staged: its products (`block_nnz` of them, from nonzero
@@ -1047,7 +1043,10 @@ pub unsafe fn split<T: Float>(
     let first = base + at;
     // SAFETY: nonzeros below nnz (each checked at the matrix's end), columns below hot_count
     // + the length of x; the vector loads start at a multiple of four (16-byte aligned).
-    let gather = |column: u32| unsafe { gather_x((x, hot, hot_count), column) };
+    let gather = |column: u32| unsafe {
+        let (from, at) = x_at((x, hot, hot_count), column);
+        load_nc(from.add(at as usize))
+    };
     let products: [T; 4] = if first + 3 < nnz {
         let (columns, entries) = unsafe {
             (
