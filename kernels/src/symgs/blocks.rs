@@ -378,7 +378,7 @@ fn each_row_reversed<const K: u32>(mut f: impl FnMut(usize)) {
 }
 
 /// This lane's share, lanes `W` apart, of `sum_e values[K e + t] x[col_idx[e]]` over
-/// `begin..end` for each row t < K of the block; the entries read as in `group_dot`, four
+/// `begin..end` for each row t < K of the block; the entries read as in `group_dots`, four
 /// gathers of x in flight.
 ///
 /// # Safety

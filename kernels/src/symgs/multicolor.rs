@@ -565,21 +565,21 @@ pub unsafe fn relax_color<T: Float, const W: u32>(
     } else {
         (0, 0, 0)
     };
-    // SAFETY (both): start <= split <= end <= nnz, columns < rows.
-    let upper = if reads_upper(sweep) {
-        warp::reduce_sum_groups(unsafe { group_dot::<T, W>(split, end, lane, col_idx, values, x) }, W)
-    } else {
-        T::ZERO
-    };
-    let lower = if !is_backward(sweep) {
-        warp::reduce_sum_groups(unsafe { group_dot::<T, W>(start, split, lane, col_idx, values, x) }, W)
-    } else {
-        T::ZERO
-    };
-    if lane == 0 && k < count {
-        // SAFETY: row < rows; only this group writes x[i] and carried[row], and no row of
-        // this color reads them.
-        unsafe { update_row(sweep, row, lower, upper, rows_of, diagonal, carried, r, x) };
+    // The row's own values do not depend on its sums: their loads go out beside the sums'.
+    // SAFETY: row < rows; only this group touches carried[row].
+    let own =
+        (lane == 0 && k < count).then(|| unsafe { own_values(sweep, row, rows_of, diagonal, carried, r) });
+    // Only the parts the sweep reads, in one pass: the lower part (of lower colors) comes first.
+    let begin = if is_backward(sweep) { split } else { start };
+    let end = if reads_upper(sweep) { end } else { split };
+    // SAFETY: start <= split <= end <= nnz, columns < rows.
+    let (lower, upper) = unsafe { group_dots::<T, W>(begin, split, end, lane, col_idx, values, x) };
+    let lower = if is_backward(sweep) { lower } else { warp::reduce_sum_groups(lower, W) };
+    let upper = if reads_upper(sweep) { warp::reduce_sum_groups(upper, W) } else { upper };
+    if let Some(own) = own {
+        // SAFETY: only this group writes x[i] and carried[row], and no row of this color
+        // reads them.
+        unsafe { update_row(sweep, row, own, lower, upper, carried, x) };
     }
 }
 
@@ -595,65 +595,107 @@ pub(crate) fn reads_upper(sweep: u32) -> bool {
     sweep != FORWARD_FROM_ZERO && sweep != FORWARD_KEPT_UPPER
 }
 
-/// Row `row`'s update from its sums: forward, r minus the lower sum goes to `carried`, then
-/// minus the upper sum (the kept one after a sweep that kept it); backward, r minus the lower
-/// sum comes from `carried`, which keeps the upper sum where another sweep follows. Every load
-/// comes before the stores: a load of the diagonal after the store to `carried` made the
-/// backward sweeps that keep their upper sums several times slower (PERF.md).
+/// What a row's update reads besides its sums: its row `i` of A (and of r and x), a_ii, and
+/// `rest`, r_i forward or the kept r_i minus the lower sum backward; `kept_upper`, the upper
+/// sum a backward sweep before kept (FORWARD_KEPT_UPPER only).
+struct OwnValues<T> {
+    i: usize,
+    diagonal: T,
+    rest: T,
+    kept_upper: T,
+}
+
+/// Loads row `row`'s [`OwnValues`].
 ///
 /// # Safety
 /// `row` < rows, the length of `rows_of`, `diagonal` and `carried`; `rows_of` a permutation of
-/// the rows of `r` and `x`; no other thread touches carried[row] or x[rows_of[row]] in the
-/// launch.
+/// the rows of `r`; no other thread writes carried[row] in the launch.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)] // the row, its sums and the vectors
-unsafe fn update_row<T: Float>(
+unsafe fn own_values<T: Float>(
     sweep: u32,
     row: usize,
-    lower: T,
-    upper: T,
     rows_of: *const u32,
     diagonal: *const T,
-    carried: *mut T,
+    carried: *const T,
     r: *const T,
-    x: *mut T,
-) {
-    // SAFETY: the caller's bounds and slots.
+) -> OwnValues<T> {
+    // SAFETY: the caller's bounds.
     unsafe {
         let i = load_nc(rows_of.add(row)) as usize;
         let diagonal = load_nc(diagonal.add(row));
-        let (rest, carry) = if is_backward(sweep) {
-            (*carried.add(row) - upper, (sweep == BACKWARD_KEEPING_UPPER).then_some(upper))
+        let (rest, kept_upper) = if is_backward(sweep) {
+            (*carried.add(row), T::ZERO)
         } else {
-            let r_minus_lower = load_nc(r.add(i)) - lower;
-            let upper = if sweep == FORWARD_KEPT_UPPER { *carried.add(row) } else { upper };
-            (r_minus_lower - upper, Some(r_minus_lower))
+            let kept = if sweep == FORWARD_KEPT_UPPER { *carried.add(row) } else { T::ZERO };
+            (load_nc(r.add(i)), kept)
         };
-        if let Some(carry) = carry {
-            *carried.add(row) = carry;
-        }
-        *x.add(i) = rest / diagonal;
+        OwnValues { i, diagonal, rest, kept_upper }
     }
 }
 
-/// This lane's share of `sum_j values[j] x[col_idx[j]]` over `begin..end`, lanes `W` apart,
-/// two loads of x in flight (four were slower: PERF.md). The entries are read with the L2
-/// `evict_first` policy ([`load_evict_first`]): they stream past once a launch, and the
-/// vectors of the sweep stay in L2 for the launches after.
+/// Row `row`'s update from its sums: forward, r minus the lower sum goes to `carried`, then
+/// minus the upper sum (the kept one after a sweep that kept it); backward, r minus the lower
+/// sum comes from `carried`, which keeps the upper sum where another sweep follows. The loads
+/// ([`own_values`]) come before the stores: a load of the diagonal after the store to
+/// `carried` made the backward sweeps that keep their upper sums several times slower
+/// (PERF.md).
+///
+/// # Safety
+/// `row` < rows, the length of `carried`, and `own.i` a row of `x`; no other thread touches
+/// carried[row] or x[own.i] in the launch.
+#[inline(always)]
+unsafe fn update_row<T: Float>(
+    sweep: u32,
+    row: usize,
+    own: OwnValues<T>,
+    lower: T,
+    upper: T,
+    carried: *mut T,
+    x: *mut T,
+) {
+    let (rest, carry) = if is_backward(sweep) {
+        (own.rest - upper, (sweep == BACKWARD_KEEPING_UPPER).then_some(upper))
+    } else {
+        let r_minus_lower = own.rest - lower;
+        let upper = if sweep == FORWARD_KEPT_UPPER { own.kept_upper } else { upper };
+        (r_minus_lower - upper, Some(r_minus_lower))
+    };
+    // SAFETY: the caller's bounds and slots.
+    unsafe {
+        if let Some(carry) = carry {
+            *carried.add(row) = carry;
+        }
+        *x.add(own.i) = rest / own.diagonal;
+    }
+}
+
+/// This lane's shares of `sum_j values[j] x[col_idx[j]]` over `begin..split` (the lower sum)
+/// and `split..end` (the upper one), in one pass so that both parts' loads are in flight
+/// together; lanes `W` apart, two loads of x in flight (four were slower: PERF.md). The
+/// entries are read with the L2 `evict_first` policy ([`load_evict_first`]): they stream past
+/// once a launch, and the vectors of the sweep stay in L2 for the launches after.
 ///
 /// # Safety
 /// `begin..end` lies in the arrays; columns are < the length of `x`. `x` may be written in
 /// the launch (other rows of the color), so it is read with plain loads.
 #[inline(always)]
-unsafe fn group_dot<T: Float, const W: u32>(
+unsafe fn group_dots<T: Float, const W: u32>(
     begin: u32,
+    split: u32,
     end: u32,
     lane: u32,
     col_idx: *const u32,
     values: *const T,
     x: *const T,
-) -> T {
-    let (mut sum0, mut sum1) = (T::ZERO, T::ZERO);
+) -> (T, T) {
+    let (mut lower, mut upper) = (T::ZERO, T::ZERO);
+    let mut add = |j: u32, value: T, x_j: T| {
+        if j < split {
+            lower = value.mul_add(x_j, lower);
+        } else {
+            upper = value.mul_add(x_j, upper);
+        }
+    };
     let mut j = begin + lane;
     // SAFETY: the caller's ranges.
     unsafe {
@@ -662,16 +704,17 @@ unsafe fn group_dot<T: Float, const W: u32>(
                 (load_evict_first(col_idx.add(j as usize)), load_evict_first(col_idx.add((j + W) as usize)));
             let (v0, v1) =
                 (load_evict_first(values.add(j as usize)), load_evict_first(values.add((j + W) as usize)));
-            sum0 = v0.mul_add(*x.add(c0 as usize), sum0);
-            sum1 = v1.mul_add(*x.add(c1 as usize), sum1);
+            let (x0, x1) = (*x.add(c0 as usize), *x.add(c1 as usize));
+            add(j, v0, x0);
+            add(j + W, v1, x1);
             j += 2 * W;
         }
         if j < end {
             let c0 = load_evict_first(col_idx.add(j as usize));
-            sum0 = load_evict_first(values.add(j as usize)).mul_add(*x.add(c0 as usize), sum0);
+            add(j, load_evict_first(values.add(j as usize)), *x.add(c0 as usize));
         }
     }
-    sum0 + sum1
+    (lower, upper)
 }
 
 /// The widths of a group's slices in the sliced-ELL form of the grouped copy: slice `s` holds
@@ -835,12 +878,15 @@ pub unsafe fn relax_color_ell<T: Float>(
         } else {
             T::ZERO
         };
-        update_row(sweep, e.row, lower, upper, rows_of, diagonal, carried, r, x);
+        // Its own values after the sums here: a thread holds a whole row's loads, and loading
+        // these first made the stencils' sweeps 10% slower (PERF.md).
+        let own = own_values(sweep, e.row, rows_of, diagonal, carried, r);
+        update_row(sweep, e.row, own, lower, upper, carried, x);
     }
 }
 
 /// `sum_q values[at_q] x[cols[at_q]]` over a row's `width` entries of a sliced-ELL block,
-/// `at_q = first + 32 q`, two loads of x in flight, the entries read as in [`group_dot`].
+/// `at_q = first + 32 q`, two loads of x in flight, the entries read as in [`group_dots`].
 ///
 /// # Safety
 /// The entries lie in the arrays, their columns in `x`, which other threads of the launch may
