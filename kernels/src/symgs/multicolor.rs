@@ -879,7 +879,7 @@ pub unsafe fn relax_color_ell<T: Float>(
             T::ZERO
         };
         // Its own values after the sums here: a thread holds a whole row's loads, and loading
-        // these first made the stencils' sweeps 10% slower (PERF.md).
+        // these first was slower on the stencils (PERF.md).
         let own = own_values(sweep, e.row, rows_of, diagonal, carried, r);
         update_row(sweep, e.row, own, lower, upper, carried, x);
     }
