@@ -3,6 +3,10 @@
 /// Warps per block of the sync-free sweep.
 pub const SYNC_FREE_WARPS_PER_BLOCK: u32 = 4;
 
+/// Threads per block of the multicolor CSR relaxation (`relax_color`), which is built for 16
+/// such blocks an SM at once.
+pub const RELAX_COLOR_THREADS: u32 = 128;
+
 /// How a finished row of the sync-free sweep tells the rows that wait on it (the sweep's
 /// `SIGNAL`): a done flag per row, stored with release semantics after the value...
 pub const DONE_FLAGS: u32 = 0;

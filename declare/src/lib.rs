@@ -58,6 +58,9 @@ pub struct Kernel {
     /// Blocks per cluster along x (`#[gpu::cluster(N)]`): `.reqnctapercluster` in the PTX, so
     /// that every launch of the kernel runs its blocks in clusters of N.
     pub cluster: Option<u32>,
+    /// Blocks an SM should hold at once (`#[gpu::min_blocks(N)]`, with `max_threads`):
+    /// `.minnctapersm` in the PTX, which caps ptxas's registers a thread to fit them.
+    pub min_blocks: Option<u32>,
 }
 
 /// One parameter of a kernel and how it travels.
@@ -400,6 +403,7 @@ fn kernel(
         params,
         max_threads: tool_number(&f.attrs, "max_threads", 1024)?,
         cluster: tool_number(&f.attrs, "cluster", 8)?,
+        min_blocks: tool_number(&f.attrs, "min_blocks", 32)?,
     })
 }
 
@@ -425,6 +429,9 @@ pub fn launch_directives(kernels: &[Kernel], ptx: &str) -> String {
         let mut directives = String::new();
         if let Some(threads) = k.max_threads {
             let _ = write!(directives, "\n.maxntid {threads}, 1, 1");
+        }
+        if let Some(blocks) = k.min_blocks {
+            let _ = write!(directives, "\n.minnctapersm {blocks}");
         }
         if let Some(blocks) = k.cluster {
             let _ = write!(directives, "\n.reqnctapercluster {blocks}, 1, 1");
@@ -939,7 +946,7 @@ mod tests {
     fn writes_the_declared_launch_directives() {
         let kernels = scan_source(
             "#[gpu::kernel(T = f32 | f64)] #[gpu::max_threads(384)] #[gpu::cluster(2)] pub unsafe fn wide<T: Float>(n: u32) {}
-             #[gpu::kernel] pub unsafe fn narrow(n: u32) {}",
+             #[gpu::kernel] #[gpu::max_threads(128)] #[gpu::min_blocks(16)] pub unsafe fn narrow(n: u32) {}",
         )
         .unwrap();
         let ptx = ".visible .entry spmv_wide_f32(\n\t.param .u32 p\n)\n{\n\tret;\n}\n\
@@ -948,7 +955,7 @@ mod tests {
         assert_eq!(
             bounded,
             ".visible .entry spmv_wide_f32(\n\t.param .u32 p\n)\n.maxntid 384, 1, 1\n.reqnctapercluster 2, 1, 1\n{\n\tret;\n}\n\
-             .visible .entry spmv_narrow(\n\t.param .u32 p\n)\n{\n\tret;\n}\n"
+             .visible .entry spmv_narrow(\n\t.param .u32 p\n)\n.maxntid 128, 1, 1\n.minnctapersm 16\n{\n\tret;\n}\n"
         );
         let err =
             scan_source("#[gpu::kernel] #[gpu::max_threads(2048)] pub unsafe fn k(n: u32) {}").err().unwrap();

@@ -61,7 +61,9 @@
 //! anywhere), so its gathers share sectors; the backward launches write the new values to x as
 //! well.
 
-use abi::symgs::{BACKWARD, BACKWARD_KEEPING_UPPER, FORWARD, FORWARD_FROM_ZERO, FORWARD_KEPT_UPPER};
+use abi::symgs::{
+    BACKWARD, BACKWARD_KEEPING_UPPER, FORWARD, FORWARD_FROM_ZERO, FORWARD_KEPT_UPPER, RELAX_COLOR_THREADS,
+};
 use rayon::prelude::*;
 
 use super::blocks::{NodeBlocks, breadth_first_blocks, node_blocks};
@@ -1246,7 +1248,7 @@ impl<T: Scalar> GroupedCopy<T> {
                 )
             };
         }
-        let launch = Launch::linear(group.count as usize * group.width as usize, 128);
+        let launch = Launch::linear(group.count as usize * group.width as usize, RELAX_COLOR_THREADS);
         // SAFETY: rows first..first + count of the copy without its diagonal, with their rows
         // of A and the starts of their upper parts; r minus a lower sum per row (written by a
         // forward launch before any backward one reads it); vectors of the copy's rows; blocks a

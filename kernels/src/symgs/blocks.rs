@@ -8,13 +8,13 @@
 //! rows' values side by side (`values[k e + t]`), and x is gathered once per block entry
 //! instead of once per row entry.
 
-use abi::symgs::{BACKWARD_KEEPING_UPPER, FORWARD_FROM_ZERO, FORWARD_KEPT_UPPER, MAX_BLOCK_ROWS};
+use abi::symgs::{FORWARD_FROM_ZERO, MAX_BLOCK_ROWS};
 
 use crate::device::memory::{load_evict_first, load_nc};
 use crate::device::thread::{WARP_SIZE, index_1d, lane_id, warp_index_1d};
 use crate::device::{Float, atomic, warp};
 
-use super::multicolor::{is_backward, mix, reads_upper};
+use super::multicolor::{is_backward, mix, reads_upper, rest_and_carry};
 
 /// `hash[i]`: an order-free hash of row i's columns (equal patterns hash alike). Launch: a
 /// thread per row.
@@ -464,20 +464,14 @@ impl<T: Float, const K: u32> BlockRow<T, K> {
         own
     }
 
-    /// The row's r minus its sums outside the block, as `update_row` takes them; keeps in
+    /// The row's r minus its sums outside the block ([`rest_and_carry`]); keeps in
     /// `carried[row]` what the sweep keeps (the lanes without a row keep nothing).
     ///
     /// # Safety
     /// `row` < rows, the length of `carried`, and no other thread touches carried[row].
     #[inline(always)]
     unsafe fn rest(&self, sweep: u32, row: Option<usize>, lower: T, upper: T, carried: *mut T) -> T {
-        let (rest, keep) = if is_backward(sweep) {
-            (self.kept - upper, (sweep == BACKWARD_KEEPING_UPPER).then_some(upper))
-        } else {
-            let r_minus_lower = self.rhs - lower;
-            let upper = if sweep == FORWARD_KEPT_UPPER { self.kept } else { upper };
-            (r_minus_lower - upper, Some(r_minus_lower))
-        };
+        let (rest, keep) = rest_and_carry(sweep, self.rhs, self.kept, lower, upper);
         if let (Some(row), Some(keep)) = (row, keep) {
             // SAFETY: the caller's bounds.
             unsafe { *carried.add(row) = keep };

@@ -7,7 +7,9 @@
 //! neither read nor write each other's values, so each launch updates x in place with full
 //! parallelism.
 
-use abi::symgs::{BACKWARD, BACKWARD_KEEPING_UPPER, FORWARD_FROM_ZERO, FORWARD_KEPT_UPPER};
+use abi::symgs::{
+    BACKWARD, BACKWARD_KEEPING_UPPER, FORWARD_FROM_ZERO, FORWARD_KEPT_UPPER, RELAX_COLOR_THREADS,
+};
 
 use crate::device::memory::{load_evict_first, load_nc, load_volatile, store_volatile};
 use crate::device::thread::{
@@ -523,6 +525,8 @@ pub unsafe fn pattern_unsymmetric(
     }
 }
 
+const _: () = assert!(RELAX_COLOR_THREADS == 128, "`relax_color`'s #[gpu::max_threads]");
+
 /// Rows `first..first + count` of the colored copy (one color), x in place: `x[i] = (r[i] -
 /// sum_{j != i} a_ij x[j]) / a_ii` for `i = rows_of[k]`, from the copy without its diagonal
 /// (`diagonal` apart, in the copy's order; columns, r and x in A's numbering), `W` lanes per
@@ -537,9 +541,11 @@ pub unsafe fn pattern_unsymmetric(
 /// the lower part: the higher colors still hold zeros. Where another sweep follows, the
 /// backward sweep (BACKWARD_KEEPING_UPPER) also keeps its upper sum in `carried[k]`, which the
 /// next forward sweep (FORWARD_KEPT_UPPER) reads instead of the upper part: no higher color
-/// changes in between. (`abi::symgs`'s constants.) Launch: `W` threads per row, blocks a
-/// multiple of 32.
+/// changes in between. (`abi::symgs`'s constants.) Launch: `W` threads per row, blocks of
+/// `RELAX_COLOR_THREADS`.
 #[gpu::kernel(W = 2 | 4 | 8 | 16 | 32, T = f32 | f64)]
+#[gpu::max_threads(128)] // RELAX_COLOR_THREADS
+#[gpu::min_blocks(16)] // ptxas keeps to 32 registers: a full SM hides more of the loads' latency
 #[inline(always)]
 pub unsafe fn relax_color<T: Float, const W: u32>(
     sweep: u32,
@@ -595,14 +601,14 @@ pub(crate) fn reads_upper(sweep: u32) -> bool {
     sweep != FORWARD_FROM_ZERO && sweep != FORWARD_KEPT_UPPER
 }
 
-/// What a row's update reads besides its sums: its row `i` of A (and of r and x), a_ii, and
-/// `rest`, r_i forward or the kept r_i minus the lower sum backward; `kept_upper`, the upper
-/// sum a backward sweep before kept (FORWARD_KEPT_UPPER only).
+/// What a row's update reads besides its sums: its row `i` of A (and of r and x), a_ii, r_i
+/// (forward sweeps) and `kept`, its slot of `carried` where the sweep reads it (see
+/// [`rest_and_carry`]).
 struct OwnValues<T> {
     i: usize,
     diagonal: T,
-    rest: T,
-    kept_upper: T,
+    r_i: T,
+    kept: T,
 }
 
 /// Loads row `row`'s [`OwnValues`].
@@ -623,22 +629,31 @@ unsafe fn own_values<T: Float>(
     unsafe {
         let i = load_nc(rows_of.add(row)) as usize;
         let diagonal = load_nc(diagonal.add(row));
-        let (rest, kept_upper) = if is_backward(sweep) {
-            (*carried.add(row), T::ZERO)
-        } else {
-            let kept = if sweep == FORWARD_KEPT_UPPER { *carried.add(row) } else { T::ZERO };
-            (load_nc(r.add(i)), kept)
-        };
-        OwnValues { i, diagonal, rest, kept_upper }
+        let backward = is_backward(sweep);
+        let kept = if backward || sweep == FORWARD_KEPT_UPPER { *carried.add(row) } else { T::ZERO };
+        let r_i = if backward { T::ZERO } else { load_nc(r.add(i)) };
+        OwnValues { i, diagonal, r_i, kept }
     }
 }
 
-/// Row `row`'s update from its sums: forward, r minus the lower sum goes to `carried`, then
-/// minus the upper sum (the kept one after a sweep that kept it); backward, r minus the lower
-/// sum comes from `carried`, which keeps the upper sum where another sweep follows. The loads
-/// ([`own_values`]) come before the stores: a load of the diagonal after the store to
-/// `carried` made the backward sweeps that keep their upper sums several times slower
-/// (PERF.md).
+/// Row i's r_i minus its sums outside the row (or node block), and what its slot of `carried`
+/// keeps: forward, r_i minus the lower sum is kept, then the upper sum goes (`kept`, the one
+/// a backward sweep before kept, in FORWARD_KEPT_UPPER); backward, `kept` is r_i minus the
+/// lower sum, and the slot keeps the upper sum where another sweep follows.
+#[inline(always)]
+pub(crate) fn rest_and_carry<T: Float>(sweep: u32, r_i: T, kept: T, lower: T, upper: T) -> (T, Option<T>) {
+    if is_backward(sweep) {
+        (kept - upper, (sweep == BACKWARD_KEEPING_UPPER).then_some(upper))
+    } else {
+        let r_minus_lower = r_i - lower;
+        let upper = if sweep == FORWARD_KEPT_UPPER { kept } else { upper };
+        (r_minus_lower - upper, Some(r_minus_lower))
+    }
+}
+
+/// Row `row`'s update from its sums ([`rest_and_carry`]). The loads ([`own_values`]) come
+/// before the stores: a load of the diagonal after the store to `carried` made the backward
+/// sweeps that keep their upper sums several times slower (PERF.md).
 ///
 /// # Safety
 /// `row` < rows, the length of `carried`, and `own.i` a row of `x`; no other thread touches
@@ -653,13 +668,7 @@ unsafe fn update_row<T: Float>(
     carried: *mut T,
     x: *mut T,
 ) {
-    let (rest, carry) = if is_backward(sweep) {
-        (own.rest - upper, (sweep == BACKWARD_KEEPING_UPPER).then_some(upper))
-    } else {
-        let r_minus_lower = own.rest - lower;
-        let upper = if sweep == FORWARD_KEPT_UPPER { own.kept_upper } else { upper };
-        (r_minus_lower - upper, Some(r_minus_lower))
-    };
+    let (rest, carry) = rest_and_carry(sweep, own.r_i, own.kept, lower, upper);
     // SAFETY: the caller's bounds and slots.
     unsafe {
         if let Some(carry) = carry {
