@@ -637,9 +637,10 @@ unsafe fn own_values<T: Float>(
 }
 
 /// Row i's r_i minus its sums outside the row (or node block), and what its slot of `carried`
-/// keeps: forward, r_i minus the lower sum is kept, then the upper sum goes (`kept`, the one
-/// a backward sweep before kept, in FORWARD_KEPT_UPPER); backward, `kept` is r_i minus the
-/// lower sum, and the slot keeps the upper sum where another sweep follows.
+/// keeps. Forward, the slot keeps r_i minus the lower sum, and the upper sum is taken from
+/// that (in FORWARD_KEPT_UPPER, `kept`: the upper sum the backward sweep before kept).
+/// Backward, `kept` is r_i minus the lower sum, and the slot keeps the upper sum where another
+/// sweep follows.
 #[inline(always)]
 pub(crate) fn rest_and_carry<T: Float>(sweep: u32, r_i: T, kept: T, lower: T, upper: T) -> (T, Option<T>) {
     if is_backward(sweep) {
