@@ -423,7 +423,7 @@ struct BlockRow<T, const K: u32> {
     /// `carried` at the row (r minus the lower sum backward, the kept upper sum forward).
     kept: T,
     /// r at the row (forward sweeps).
-    rhs: T,
+    r_i: T,
     /// x at the row (0 from zero).
     value: T,
     /// The row's index in r and x.
@@ -433,7 +433,7 @@ struct BlockRow<T, const K: u32> {
 impl<T: Float, const K: u32> BlockRow<T, K> {
     /// A lane without a row.
     const EMPTY: Self =
-        BlockRow { block: [T::ZERO; MAX_BLOCK_ROWS], kept: T::ZERO, rhs: T::ZERO, value: T::ZERO, at: 0 };
+        BlockRow { block: [T::ZERO; MAX_BLOCK_ROWS], kept: T::ZERO, r_i: T::ZERO, value: T::ZERO, at: 0 };
 
     /// All but its x (`value`).
     ///
@@ -458,7 +458,7 @@ impl<T: Float, const K: u32> BlockRow<T, K> {
             each_row::<K>(|u| own.block[u] = load_nc(block_row.add(u)));
             own.kept = *carried.add(row);
             if !is_backward(sweep) {
-                own.rhs = load_nc(r.add(i));
+                own.r_i = load_nc(r.add(i));
             }
         }
         own
@@ -471,7 +471,7 @@ impl<T: Float, const K: u32> BlockRow<T, K> {
     /// `row` < rows, the length of `carried`, and no other thread touches carried[row].
     #[inline(always)]
     unsafe fn rest(&self, sweep: u32, row: Option<usize>, lower: T, upper: T, carried: *mut T) -> T {
-        let (rest, keep) = rest_and_carry(sweep, self.rhs, self.kept, lower, upper);
+        let (rest, keep) = rest_and_carry(sweep, self.r_i, self.kept, lower, upper);
         if let (Some(row), Some(keep)) = (row, keep) {
             // SAFETY: the caller's bounds.
             unsafe { *carried.add(row) = keep };
