@@ -148,8 +148,9 @@ const RUN_BENCH: &str = r#"#!/bin/sh
 # recorded), writes the report with bundle/bin/xtask and prints its headline last.
 # Usage: bundle/run-bench.sh [--quick] [--only spmv|symgs|gemm|solve]
 # Results: ${OUT:-/tmp}/bench-results (records, one log per bench, run.txt); report:
-# ${OUT:-/tmp}/bench-report; criterion: ${OUT:-/tmp}/criterion. RGLA_BENCH_MATRICES, a folder
-# of Matrix Market files, passes through to the benches.
+# ${OUT:-/tmp}/bench-report; criterion: $CRITERION_HOME if set (outside $OUT, its many folders
+# stay behind), else ${OUT:-/tmp}/criterion. RGLA_BENCH_MATRICES, a folder of Matrix Market
+# files, passes through to the benches.
 cd "$(dirname "$0")/.." || exit 2
 #@LIBRARIES@
 quick=0; only=""
@@ -165,7 +166,7 @@ out="${OUT:-/tmp}"
 results="$out/bench-results"
 mkdir -p "$results" || exit 2
 rm -f "$results"/*.jsonl "$results"/*.log "$results"/run.txt
-export RGLA_BENCH_DIR="$results" RGLA_BENCH_QUICK="$quick" CRITERION_HOME="$out/criterion"
+export RGLA_BENCH_DIR="$results" RGLA_BENCH_QUICK="$quick" CRITERION_HOME="${CRITERION_HOME:-$out/criterion}"
 mode=full; [ "$quick" = 1 ] && mode=quick
 # The same keys as `cargo xtask bench` writes (xtask/src/report/mod.rs, RunInfo).
 printf 'commit=%s\ndate=%s\nmode=%s\n' "$(cat bundle/COMMIT)" "$(date -u '+%Y-%m-%d %H:%M UTC')" "$mode" > "$results/run.txt"
