@@ -139,7 +139,8 @@ pub fn residual_norm<T: Scalar>(a: &Csr<T>, r: &[T], x: &[T]) -> f64 {
             let d = r[i].into() - ax;
             d * d
         })
-        .sum::<f64>()
+        // From +0, not `sum`'s -0: an empty matrix's residual prints as 0, not -0.
+        .fold(0.0, |sum, d2| sum + d2)
         .sqrt()
 }
 
@@ -184,5 +185,13 @@ mod tests {
         let r = expect;
         smoother.half_sweep(Direction::Backward, &r, &mut expect);
         assert_eq!(x, expect);
+    }
+
+    #[test]
+    fn residual_norm_of_an_empty_matrix_is_positive_zero() {
+        let a = Csr::<f64>::new(0, 0, vec![0], vec![], vec![]).unwrap();
+        let norm = residual_norm(&a, &[], &[]);
+        assert!(norm == 0.0 && norm.is_sign_positive(), "{norm}");
+        assert_eq!(residual_norm(&tridiagonal(), &[3.0, 2.0, 3.0], &[0.0; 3]), 22.0f64.sqrt());
     }
 }
