@@ -601,6 +601,12 @@ pub(crate) fn reads_upper(sweep: u32) -> bool {
     sweep != FORWARD_FROM_ZERO && sweep != FORWARD_KEPT_UPPER
 }
 
+/// Whether a multicolor launch reads its rows' slots of `carried` (see [`rest_and_carry`]).
+#[inline(always)]
+pub(crate) fn reads_kept(sweep: u32) -> bool {
+    is_backward(sweep) || sweep == FORWARD_KEPT_UPPER
+}
+
 /// What a row's update reads besides its sums: its row `i` of A (and of r and x), a_ii, r_i
 /// (forward sweeps) and `kept`, its slot of `carried` where the sweep reads it (see
 /// [`rest_and_carry`]).
@@ -630,7 +636,7 @@ unsafe fn own_values<T: Float>(
         let i = load_nc(rows_of.add(row)) as usize;
         let diagonal = load_nc(diagonal.add(row));
         let backward = is_backward(sweep);
-        let kept = if backward || sweep == FORWARD_KEPT_UPPER { *carried.add(row) } else { T::ZERO };
+        let kept = if reads_kept(sweep) { *carried.add(row) } else { T::ZERO };
         let r_i = if backward { T::ZERO } else { load_nc(r.add(i)) };
         OwnValues { i, diagonal, r_i, kept }
     }
