@@ -679,6 +679,8 @@ pub(crate) fn smoother<'m, T: Scalar>(
                 smoother.ell_colors(),
                 smoother.ell_padding().map_or("not worked out".into(), |p| format!("{p:.3}"))
             );
+            let rows = smoother.color_rows().iter().map(u32::to_string).collect::<Vec<_>>();
+            println!("  rows per color: {}", rows.join(" "));
             let smoother = match args.lanes {
                 Some(lanes) => smoother.with_lanes_per_row(lanes)?,
                 None => smoother,

@@ -1549,6 +1549,11 @@ impl<T: Scalar> MulticolorSmoother<T> {
         self.sweeps.copy.groups.len()
     }
 
+    /// Rows of each color, in sweep order.
+    pub fn color_rows(&self) -> Vec<u32> {
+        self.sweeps.copy.groups.iter().map(|c| c.count).collect()
+    }
+
     /// Lanes per row of each color's launch.
     pub fn widths(&self) -> Vec<u32> {
         self.sweeps.copy.groups.iter().map(|c| c.width).collect()
