@@ -243,6 +243,20 @@ fn symgs_gpu_level_analysis_matches_the_cpu() {
     }
 }
 
+/// The Laplacian (+ I) of a cycle of n rows: bipartite exactly where n is even.
+fn cycle(n: usize) -> Csr<f64> {
+    let mut row_ptr = vec![0u32];
+    let (mut cols, mut values) = (Vec::new(), Vec::new());
+    for i in 0..n {
+        let mut row = [((i + n - 1) % n, -1.0), (i, 3.0), ((i + 1) % n, -1.0)];
+        row.sort_by_key(|&(j, _)| j);
+        cols.extend(row.iter().map(|&(j, _)| j as u32));
+        values.extend(row.iter().map(|&(_, v)| v));
+        row_ptr.push(cols.len() as u32);
+    }
+    Csr::new(n, n, row_ptr, cols, values).unwrap()
+}
+
 /// The GPU colorings are proper and cover every row, with about as many colors as the host's
 /// greedy coloring (never more than twice as many, plus two); the default is exactly the
 /// greedy coloring in its priority order (larger degree first, then row order) where every
@@ -285,25 +299,47 @@ fn symgs_gpu_coloring_is_proper_and_compact() {
             assert_eq!(got, greedy_coloring_in_order(a, order), "{name}");
         }
     }
-    // The renumbered 7-point Laplacian (bipartite, its row order random): the parity of its
-    // breadth-first levels 2-colors it, Jones-Plassmann in that order takes 6. A renumbered
-    // 27-point stencil is not bipartite: it takes the smallest-last order's colors. A
-    // Laplacian in its own order has a row order to follow: it keeps Jones-Plassmann's.
-    let shuffled = generate::shuffle(&generate::poisson3d::<f64>(24, 24, 24).unwrap(), 1).unwrap();
-    let [jp, auto] =
-        [ColoringMethod::JonesPlassmann, ColoringMethod::Auto].map(|m| color(&gpu, &shuffled, m).unwrap());
-    assert_eq!(auto.count, 2, "the renumbered Laplacian by level parity ({} with Jones-Plassmann)", jp.count);
-    assert!(jp.count > 2 && auto.conflict(&shuffled).is_none());
+    // Bipartite patterns: the parity of their breadth-first levels 2-colors them, where
+    // Jones-Plassmann takes more colors in a random row order (the renumbered 7-point
+    // Laplacian: 6) or where its wavefront outlasts the rounds that follow the row order (a
+    // 5-point Laplacian of more than ROW_ORDER_ROUNDS levels).
+    for (name, a) in [
+        (
+            "renumbered 7-point",
+            generate::shuffle(&generate::poisson3d::<f64>(24, 24, 24).unwrap(), 1).unwrap(),
+        ),
+        ("5-point, 1500 x 1500", generate::poisson2d::<f64>(1500, 1500).unwrap()),
+        ("even cycle", cycle(6)),
+    ] {
+        let [jp, auto] =
+            [ColoringMethod::JonesPlassmann, ColoringMethod::Auto].map(|m| color(&gpu, &a, m).unwrap());
+        assert_eq!(auto.count, 2, "{name} by level parity ({} with Jones-Plassmann)", jp.count);
+        assert_eq!(auto.conflict(&a), None, "{name}");
+        assert!(jp.count > 2 || name == "even cycle", "{name}: {} colors with Jones-Plassmann", jp.count);
+    }
+    // Not bipartite: a renumbered 27-point stencil takes the smallest-last order's colors, a
+    // mesh in its own order Jones-Plassmann's; an odd cycle is found in the last level too.
     for (a, expect) in [
         (
             generate::shuffle(&generate::stencil27::<f64>(12, 12, 12).unwrap(), 1).unwrap(),
             ColoringMethod::SmallestLast,
         ),
-        (generate::poisson3d::<f64>(24, 24, 24).unwrap(), ColoringMethod::JonesPlassmann),
+        (generate::stencil27::<f64>(12, 12, 12).unwrap(), ColoringMethod::JonesPlassmann),
     ] {
         let [expect, auto] = [expect, ColoringMethod::Auto].map(|m| color(&gpu, &a, m).unwrap());
         assert_eq!(auto, expect);
     }
+    let odd = color(&gpu, &cycle(7), ColoringMethod::Auto).unwrap();
+    assert_eq!((odd.count, odd.conflict(&cycle(7))), (3, None), "an odd cycle: {:?}", odd.colors);
+    // A renumbered band of even rows peels a few rows a round from its ends, past MAX_ROUNDS:
+    // smallest-last order fails with an error that says so, the default colors by degree.
+    let band = generate::shuffle(&generate::banded::<f64>(40_000, 4, None, true, 1).unwrap(), 1).unwrap();
+    let err = color(&gpu, &band, ColoringMethod::SmallestLast).unwrap_err();
+    assert!(err.to_string().contains("rounds"), "{err}");
+    let [expect, auto] =
+        [ColoringMethod::JonesPlassmann, ColoringMethod::Auto].map(|m| color(&gpu, &band, m).unwrap());
+    assert_eq!(auto, expect);
+    assert_eq!(auto.conflict(&band), None);
     // Smallest-last order on a renumbered 7-point Laplacian (bipartite; 6 colors by degree).
     let shuffled = generate::shuffle(&generate::poisson3d::<f64>(24, 24, 24).unwrap(), 1).unwrap();
     let count = color(&gpu, &shuffled, ColoringMethod::SmallestLast).unwrap().count;

@@ -78,8 +78,9 @@ pub(crate) struct SymgsArgs {
     /// also `none`.
     #[arg(long, default_value = "levels-graph")]
     variant: String,
-    /// multicolor: how the rows are colored: `auto` (`jp`, but on a matrix whose row order has
-    /// no locality 2 colors by breadth-first level parity where it is bipartite, else `jp-sl`),
+    /// multicolor: how the rows are colored: `auto` (2 colors by breadth-first level parity
+    /// where the matrix is bipartite, else `jp`, but `jp-sl` on a matrix whose row order has
+    /// no locality),
     /// `jp` (Jones-Plassmann on the GPU, larger degree first, ties in row order), `jp-random`
     /// (Jones-Plassmann with hashed priorities), `jp-sl` (Jones-Plassmann in smallest-last
     /// order: fewer colors on unstructured meshes, a longer setup), `greedy` (first fit in row

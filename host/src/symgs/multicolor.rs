@@ -13,18 +13,22 @@
 //! 27-point stencil, its 2x2x2 parity classes, in about 900 rounds at 128^3; 16 on the random
 //! SPD matrix of 2 M rows and 27 per row, whose late rows have up to 200 neighbours), ties by a
 //! hash of the row after [`ROW_ORDER_ROUNDS`] rounds so that long chains of equal-degree rows
-//! (a tridiagonal matrix) cannot make the rounds as many as the rows. A matrix whose row order
-//! has no locality (a renumbered mesh) has no wavefront left to follow in its row order: there
-//! the default ([`ColoringMethod::Auto`]) first tries the parity of each row's breadth-first
-//! level from row 0 (levels found on the GPU), the 2 colors of a bipartite pattern such as a
-//! renumbered 7-point Laplacian's (Jones-Plassmann in its random row order takes 6), and
-//! colors any other such matrix in smallest-last order (`jp-sl`, peeled on the GPU), which
+//! (a tridiagonal matrix) cannot make the rounds as many as the rows. The default
+//! ([`ColoringMethod::Auto`]) first tries the parity of each row's breadth-first level from
+//! row 0 (levels found on the GPU, given up at the first odd cycle), the 2 colors of a
+//! bipartite pattern such as a 5- or 7-point Laplacian's, which Jones-Plassmann misses in a
+//! random row order (6 on a renumbered 7-point Laplacian) and where its wavefront outlasts the
+//! row-order rounds (5 on a 5-point Laplacian of 2000 x 2000). A matrix whose row order has no
+//! locality (a renumbered mesh) has no wavefront left to follow in its row order: the default
+//! colors it, unless bipartite, in smallest-last order (`jp-sl`, peeled on the GPU), which
 //! gives renumbered meshes fewer colors (a FEM matrix 32 instead of 44, a renumbered 27-point
 //! stencil 13 instead of 18, a renumbered 7-point Laplacian 4 instead of 6, Delaunay 5 instead
-//! of 7) for a setup of as many rounds as the peeling takes (PERF.md). In a mesh's own order
-//! Jones-Plassmann's row-order ties follow a wavefront (8 colors on the 27-point stencil,
-//! smallest-last 13). The host's greedy coloring in row order stays as the reference (47
-//! colors on the random matrix: its high-degree late rows come last). Hashed priorities alone
+//! of 7) for a setup of as many rounds as the peeling takes (PERF.md); where the peeling
+//! passes [`MAX_ROUNDS`] (a band of even rows peels a few rows a round from its ends), by
+//! degree as in row order. In a mesh's own order Jones-Plassmann's row-order ties follow a
+//! wavefront (8 colors on the 27-point stencil, smallest-last 13). The host's greedy coloring
+//! in row order stays as the reference (47 colors on the random matrix: its high-degree late
+//! rows come last). Hashed priorities alone
 //! (Jones-Plassmann-Luby) take the fewest rounds but 18 colors on the stencil, whose sweep
 //! then takes 1.5 times as long.
 //!
@@ -103,11 +107,12 @@ impl Coloring {
 /// How the rows are colored.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ColoringMethod {
-    /// [`ColoringMethod::JonesPlassmann`], but where the matrix's row order has no locality
-    /// (its entries lie further than [`UNORDERED_MEAN_DISTANCE`] n from the diagonal on
-    /// average: a renumbered mesh): there the 2 colors of its breadth-first levels' parity
-    /// where the pattern is bipartite, which Jones-Plassmann's ties in a random row order
-    /// miss, else [`ColoringMethod::SmallestLast`] (fewer colors there, for a longer setup).
+    /// The 2 colors of the breadth-first levels' parity where the pattern is bipartite, which
+    /// Jones-Plassmann can miss; else [`ColoringMethod::JonesPlassmann`], but where the
+    /// matrix's row order has no locality (its entries lie further than
+    /// [`UNORDERED_MEAN_DISTANCE`] n from the diagonal on average: a renumbered mesh)
+    /// [`ColoringMethod::SmallestLast`] (fewer colors there, for a longer setup), unless its
+    /// peeling passes [`MAX_ROUNDS`].
     #[default]
     Auto,
     /// Jones-Plassmann on the GPU, larger degree first, ties in row order (then hashed).
@@ -152,6 +157,11 @@ pub const ROW_ORDER_ROUNDS: u32 = 2048;
 /// Components of the pattern the breadth-first levels start before they are given up (each
 /// costs a search over the rows): the levels are for meshes, not for many small blocks.
 const MAX_COMPONENTS: usize = 64;
+
+/// Breadth-first levels searched before the parity coloring is given up (a level costs two
+/// launches): a 5-point Laplacian of 4096 x 4096 has 8191 from a corner, a long chain (a
+/// tridiagonal matrix) as many as its rows.
+const MAX_PARITY_LEVELS: u32 = 8192;
 
 /// Warps per SM (fewer for fewer rows) of the breadth-first kernels, which stride over rows.
 const STRIDING_WARPS_PER_SM: u32 = 32;
@@ -278,33 +288,45 @@ fn jones_plassmann_states<U: Scalar>(
     unsafe {
         kernels::jp_init(gpu, pattern.launch(), n as u32, pattern.transposed, row_ptr, t_row_ptr, &mut state)?
     };
-    let too_many = |what: &str| Error::Library {
+    let too_many = |what: &str, instead: &str| Error::Library {
         library: "SymGS",
         what: "Jones-Plassmann coloring",
-        message: format!(
-            "rows still {what} after {MAX_ROUNDS} rounds; color on the host instead \
-             (ColoringMethod::Greedy, `--coloring greedy`)"
-        ),
+        message: format!("rows still {what} after {MAX_ROUNDS} rounds; color {instead} instead"),
     };
-    if method == ColoringMethod::Auto && mean_distance(gpu, n, row_ptr, col_idx)? > UNORDERED_MEAN_DISTANCE {
+    let auto = method == ColoringMethod::Auto;
+    if auto {
         if parity_coloring(gpu, n, row_ptr, col_idx, &mut state)? {
             let count = color_count(gpu, &state)?;
             return Ok((state, count));
         }
-        method = ColoringMethod::SmallestLast;
-    }
-    let priorities = match method {
-        ColoringMethod::JonesPlassmann | ColoringMethod::Auto => (1, ROW_ORDER_ROUNDS),
-        ColoringMethod::SmallestLast => {
-            // The states hold the degrees: they become the ranks, colored highest first.
-            let rank = smallest_last_ranks(gpu, &pattern, &state)?.ok_or_else(|| too_many("unranked"))?;
-            // SAFETY: a rank and a state per row.
-            unsafe { kernels::sl_state(gpu, pattern.launch(), n as u32, &rank, &mut state)? };
-            (1, 0)
+        if mean_distance(gpu, n, row_ptr, col_idx)? > UNORDERED_MEAN_DISTANCE {
+            method = ColoringMethod::SmallestLast;
         }
+    }
+    let row_order = (1, ROW_ORDER_ROUNDS);
+    let priorities = match method {
+        ColoringMethod::JonesPlassmann | ColoringMethod::Auto => row_order,
+        // The states hold the degrees: they become the ranks, colored highest first. Where the
+        // peeling takes too many rounds (a band of even rows peels a few rows a round from its
+        // ends), `Auto` colors by degree instead.
+        ColoringMethod::SmallestLast => match smallest_last_ranks(gpu, &pattern, &state)? {
+            Some(rank) => {
+                // SAFETY: a rank and a state per row.
+                unsafe { kernels::sl_state(gpu, pattern.launch(), n as u32, &rank, &mut state)? };
+                (1, 0)
+            }
+            None if auto => row_order,
+            None => {
+                return Err(too_many(
+                    "unranked",
+                    "by degree (ColoringMethod::JonesPlassmann, `--coloring jp`)",
+                ));
+            }
+        },
         _ => (0, 0),
     };
-    let count = jp_rounds(gpu, &pattern, priorities, &mut state)?.ok_or_else(|| too_many("uncolored"))?;
+    let count = jp_rounds(gpu, &pattern, priorities, &mut state)?
+        .ok_or_else(|| too_many("uncolored", "on the host (ColoringMethod::Greedy, `--coloring greedy`)"))?;
     Ok((state, count))
 }
 
@@ -322,7 +344,7 @@ fn mean_distance(gpu: &Gpu, n: usize, row_ptr: &CudaSlice<u32>, col_idx: &CudaSl
 
 /// Colors the states by the parity of each row's breadth-first level where that is a proper
 /// coloring (a bipartite pattern); false, the states as they were, where it is not or the
-/// pattern has more than [`MAX_COMPONENTS`] components.
+/// search gives up ([`bipartite_levels`]).
 fn parity_coloring(
     gpu: &Gpu,
     n: usize,
@@ -330,25 +352,17 @@ fn parity_coloring(
     col_idx: &CudaSlice<u32>,
     state: &mut CudaSlice<u64>,
 ) -> Result<bool> {
-    let Some(levels) = breadth_first_levels(gpu, n, row_ptr, col_idx)? else { return Ok(false) };
-    let mut conflicts = gpu.zeros::<u32>(1)?;
-    let launch = Launch::warp_per_item(n, 8);
-    // SAFETY: a square pattern of n rows, a level and a state per row, one counter.
-    unsafe {
-        kernels_bfs::parity_conflicts(gpu, launch, n as u32, row_ptr, col_idx, &levels, &mut conflicts)?;
-    }
-    if gpu.download(&conflicts)?[0] != 0 {
-        return Ok(false);
-    }
-    // SAFETY: as above.
+    let Some(levels) = bipartite_levels(gpu, n, row_ptr, col_idx)? else { return Ok(false) };
+    // SAFETY: a level and a state per row.
     unsafe { kernels_bfs::parity_states(gpu, Launch::linear(n, 256), n as u32, &levels, state)? };
     Ok(true)
 }
 
 /// Each row's breadth-first level over the pattern from row 0, each further component from
-/// its lowest row at the levels after the last (`kernels/src/symgs/breadth_first.rs`); None
-/// past [`MAX_COMPONENTS`] components.
-fn breadth_first_levels(
+/// its lowest row at the levels after the last (`kernels/src/symgs/breadth_first.rs`), where
+/// the pattern is bipartite; None from the first look at the queue after an odd cycle, or
+/// past [`MAX_COMPONENTS`] components or [`MAX_PARITY_LEVELS`] levels.
+fn bipartite_levels(
     gpu: &Gpu,
     n: usize,
     row_ptr: &CudaSlice<u32>,
@@ -356,13 +370,17 @@ fn breadth_first_levels(
 ) -> Result<Option<CudaSlice<u32>>> {
     let mut levels = gpu.filled(n, u32::MAX)?;
     let mut found = gpu.zeros::<u32>(n)?; // the rows in the order they are reached
-    // The frontier's first and end slots in `found`, and its tail.
-    let mut bounds = gpu.zeros::<u32>(3)?;
+    // The frontier's first and end slots in `found`, its tail, and whether an odd cycle was seen.
+    let mut bounds = gpu.zeros::<u32>(4)?;
     let mut lowest = gpu.zeros::<u32>(1)?;
     let search = persistent_launch(gpu, n, STRIDING_WARPS_PER_SM);
     let one = Launch::linear(1, 32);
     let (mut reached, mut frontier, mut components, mut level) = (0usize, 0usize, 0usize, 0u32);
-    while reached < n {
+    // Until every row is reached and its neighbours looked at.
+    while reached < n || frontier != 0 {
+        if level > MAX_PARITY_LEVELS {
+            return Ok(None);
+        }
         if frontier == 0 {
             components += 1;
             if components > MAX_COMPONENTS {
@@ -395,6 +413,9 @@ fn breadth_first_levels(
             level += 1;
         }
         let bounds = gpu.download(&bounds)?;
+        if bounds[3] != 0 {
+            return Ok(None);
+        }
         (reached, frontier) = (bounds[2] as usize, (bounds[1] - bounds[0]) as usize);
     }
     Ok(Some(levels))

@@ -1,12 +1,13 @@
-//! Breadth-first levels from row 0, for the multicolor smoother on a matrix whose row order
-//! has no locality left (a renumbered mesh): where the levels' parities are a proper coloring
-//! (a bipartite pattern, as the 7-point Laplacian's), they color it with 2 colors, which
-//! Jones-Plassmann in a random row order does not find (6; PERF.md). A level is two launches,
-//! [`bfs_level`] and [`bfs_advance`], the queue's bounds on the device, so the host queues many
-//! levels between two looks. Each row's level is its distance from its component's first row,
-//! whatever the timing.
+//! Breadth-first levels from row 0, for the multicolor smoother: where the levels' parities
+//! are a proper coloring (a bipartite pattern, as the 5- and 7-point Laplacians'), they color
+//! it with 2 colors, which Jones-Plassmann misses in a random row order (6 on a renumbered
+//! 7-point Laplacian) and past its row-order rounds (5 on a large 5-point one; PERF.md). A
+//! level is two launches, [`bfs_level`] and [`bfs_advance`], the queue's bounds on the device,
+//! so the host queues many levels between two looks, and stops at the first look that saw
+//! an odd cycle. Each row's level is its distance from its component's first row, whatever
+//! the timing.
 
-use crate::device::memory::load_nc;
+use crate::device::memory::{load_nc, store_volatile};
 use crate::device::thread::{WARP_SIZE, grid_size_1d, index_1d, lane_id, warp_index_1d};
 use crate::device::{atomic, warp};
 
@@ -42,8 +43,11 @@ pub unsafe fn distance_sum(rows: u32, row_ptr: *const u32, col_idx: *const u32, 
 
 /// Level `level` of the search: every row of the frontier `found[bounds[0]..bounds[1]]` gives
 /// its neighbours not reached yet that level and appends them at the queue's tail
-/// (`bounds[2]`, taken atomically). Launch: any number of whole warps (a warp per frontier
-/// row, grid-strided), then [`bfs_advance`].
+/// (`bounds[2]`, taken atomically), and sets `bounds[3]` where it has a neighbour reached
+/// before at a level of its own parity. Every entry of the pattern is looked at once, from
+/// its row's frontier, so the levels' parities 2-color the pattern (and its transpose's)
+/// exactly where no frontier ever sets it. Launch: any number of whole warps (a warp per
+/// frontier row, grid-strided), then [`bfs_advance`].
 #[gpu::kernel]
 pub unsafe fn bfs_level(
     level: u32,
@@ -67,9 +71,13 @@ pub unsafe fn bfs_level(
         while j < stop {
             let col = unsafe { load_nc(col_idx.add(j as usize)) };
             let cell = unsafe { levels.add(col as usize) };
-            if unsafe { *cell } == NONE && unsafe { atomic::compare_and_swap(cell, NONE, level) } == NONE {
+            let reached = unsafe { *cell };
+            if reached == NONE && unsafe { atomic::compare_and_swap(cell, NONE, level) } == NONE {
                 let slot = unsafe { atomic::add(bounds.add(2), 1u32) };
                 unsafe { *found.add(slot as usize) = col };
+            } else if reached != NONE && (reached ^ (level - 1)) & 1 == 0 && col != row {
+                // The frontier's own parity, so set before this launch: not a race.
+                unsafe { store_volatile(bounds.add(3), 1) };
             }
             j += WARP_SIZE;
         }
@@ -109,41 +117,6 @@ pub unsafe fn bfs_seed(level: u32, lowest: *const u32, bounds: *mut u32, found: 
         *found.add(at as usize) = row;
         *levels.add(row as usize) = level;
         (*bounds, *bounds.add(1), *bounds.add(2)) = (at, at + 1, at + 1);
-    }
-}
-
-/// `conflicts += 1` for every entry (i, j), i != j, whose rows' levels have the same parity:
-/// none means the pattern is bipartite and the parities are a 2-coloring. Launch: a warp per
-/// row.
-#[gpu::kernel]
-pub unsafe fn parity_conflicts(
-    rows: u32,
-    row_ptr: *const u32,
-    col_idx: *const u32,
-    levels: *const u32,
-    conflicts: *mut u32,
-) {
-    let row = warp_index_1d();
-    if row >= rows {
-        return; // the whole warp
-    }
-    // SAFETY (every access): row < rows, j < end <= nnz, columns < rows, a level per row.
-    let (start, end) =
-        unsafe { (load_nc(row_ptr.add(row as usize)), load_nc(row_ptr.add(row as usize + 1))) };
-    let parity = unsafe { load_nc(levels.add(row as usize)) } & 1;
-    let mut found = 0;
-    let mut base = start;
-    while base < end {
-        let j = base + lane_id();
-        let same = j < end && {
-            let col = unsafe { load_nc(col_idx.add(j as usize)) };
-            col != row && unsafe { load_nc(levels.add(col as usize)) } & 1 == parity
-        };
-        found += warp::ballot(same).count_ones();
-        base += WARP_SIZE;
-    }
-    if lane_id() == 0 && found > 0 {
-        unsafe { atomic::add(conflicts, found) };
     }
 }
 
