@@ -28,9 +28,8 @@
 //! degree as in row order. In a mesh's own order Jones-Plassmann's row-order ties follow a
 //! wavefront (8 colors on the 27-point stencil, smallest-last 13). The host's greedy coloring
 //! in row order stays as the reference (47 colors on the random matrix: its high-degree late
-//! rows come last). Hashed priorities alone
-//! (Jones-Plassmann-Luby) take the fewest rounds but 18 colors on the stencil, whose sweep
-//! then takes 1.5 times as long.
+//! rows come last). Hashed priorities alone (Jones-Plassmann-Luby) take the fewest rounds but
+//! 18 colors on the stencil, whose sweep then takes 1.5 times as long.
 //!
 //! The GPU copy ([`MulticolorSmoother::from_matrix`]: colored, sorted by color and copied on
 //! the GPU from the uploaded matrix) holds the rows in color order, with A's column numbers:
@@ -368,14 +367,14 @@ fn bipartite_levels(
     row_ptr: &CudaSlice<u32>,
     col_idx: &CudaSlice<u32>,
 ) -> Result<Option<CudaSlice<u32>>> {
-    let mut levels = gpu.filled(n, u32::MAX)?;
+    let mut levels = gpu.zeros::<u32>(n)?; // 0: not reached; levels count from 1
     let mut found = gpu.zeros::<u32>(n)?; // the rows in the order they are reached
     // The frontier's first and end slots in `found`, its tail, and whether an odd cycle was seen.
     let mut bounds = gpu.zeros::<u32>(4)?;
     let mut lowest = gpu.zeros::<u32>(1)?;
     let search = persistent_launch(gpu, n, STRIDING_WARPS_PER_SM);
     let one = Launch::linear(1, 32);
-    let (mut reached, mut frontier, mut components, mut level) = (0usize, 0usize, 0usize, 0u32);
+    let (mut reached, mut frontier, mut components, mut level) = (0usize, 0usize, 0usize, 1u32);
     // Until every row is reached and its neighbours looked at.
     while reached < n || frontier != 0 {
         if level > MAX_PARITY_LEVELS {

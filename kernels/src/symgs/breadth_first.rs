@@ -4,15 +4,16 @@
 //! 7-point Laplacian) and past its row-order rounds (5 on a large 5-point one; PERF.md). A
 //! level is two launches, [`bfs_level`] and [`bfs_advance`], the queue's bounds on the device,
 //! so the host queues many levels between two looks, and stops at the first look that saw
-//! an odd cycle. Each row's level is its distance from its component's first row, whatever
-//! the timing.
+//! an odd cycle. Levels count from 1 at row 0 (0: not reached yet, so a zeroed buffer starts
+//! the search); each row's is its component's first level plus its distance from that
+//! component's first row, whatever the timing.
 
 use crate::device::memory::{load_nc, store_volatile};
 use crate::device::thread::{WARP_SIZE, grid_size_1d, index_1d, lane_id, warp_index_1d};
 use crate::device::{atomic, warp};
 
 /// A row not reached yet.
-const NONE: u32 = u32::MAX;
+const NONE: u32 = 0;
 
 /// `total += sum over the entries of |row - column|`: the mean distance from the diagonal
 /// tells a renumbered matrix from one in a mesh order. Launch: any number of whole warps (a
@@ -121,12 +122,12 @@ pub unsafe fn bfs_seed(level: u32, lowest: *const u32, bounds: *mut u32, found: 
 }
 
 /// The coloring by level parity, as Jones-Plassmann's colored states (`round << 32 | color`,
-/// round 0). Launch: a thread per row.
+/// round 0): row 0's level, 1, gives color 0. Launch: a thread per row.
 #[gpu::kernel]
 pub unsafe fn parity_states(rows: u32, levels: *const u32, state: *mut u64) {
     let i = index_1d();
     if i < rows {
         // SAFETY: i < rows.
-        unsafe { *state.add(i as usize) = (load_nc(levels.add(i as usize)) & 1) as u64 };
+        unsafe { *state.add(i as usize) = ((load_nc(levels.add(i as usize)) - 1) & 1) as u64 };
     }
 }
