@@ -258,9 +258,10 @@ fn cycle(n: usize) -> Csr<f64> {
 }
 
 /// The GPU colorings are proper and cover every row, with about as many colors as the host's
-/// greedy coloring (never more than twice as many, plus two); the default is exactly the
+/// greedy coloring (never more than twice as many, plus two); Jones-Plassmann is exactly the
 /// greedy coloring in its priority order (larger degree first, then row order) where every
-/// round breaks ties by row order, i.e. on matrices of at most `ROW_ORDER_ROUNDS` rows.
+/// round breaks ties by row order, i.e. on matrices of at most `ROW_ORDER_ROUNDS` rows; the
+/// default picks the 2 colors of a bipartite pattern, and each of the others where it should.
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn symgs_gpu_coloring_is_proper_and_compact() {
