@@ -39,7 +39,8 @@
 //! those of higher colors: the forward sweep keeps each row's sum over its lower colors, which
 //! no launch changes before the row's backward update, so the backward sweep reads only the
 //! upper parts (half the matrix). A sweep, 2c - 1 color launches, is replayed from a CUDA
-//! graph by default. Sweeps that follow each other in one call ([`Smoother::sweeps`]) carry
+//! graph by default; the largest color is numbered last ([`largest_last`]), so its rows are
+//! relaxed once a sweep, the others' twice. Sweeps that follow each other in one call ([`Smoother::sweeps`]) carry
 //! the upper sums over: each after the first skips the first color (its rows would be
 //! computed from the values they were just computed from) and its forward half reads only the
 //! lower parts, 2c - 2 launches reading each entry once. A color of many short, even rows is
@@ -541,6 +542,7 @@ fn smallest_last_ranks(
 
 /// A matrix renumbered color by color, with what it takes to go back and forth.
 pub struct MulticolorOrder<T> {
+    /// The coloring, its colors numbered in sweep order ([`largest_last`]).
     pub coloring: Coloring,
     /// How the coloring was made (`None`: given by the caller).
     pub method: Option<ColoringMethod>,
@@ -554,8 +556,9 @@ pub struct MulticolorOrder<T> {
 
 impl<T: Scalar> MulticolorOrder<T> {
     /// Checks `a` as every smoother does, and `coloring` (a color per row, below its count,
-    /// no two neighbours alike), and renumbers `a` by it.
-    pub fn new(a: &Csr<T>, coloring: Coloring) -> Result<Self> {
+    /// no two neighbours alike), numbers its colors in sweep order ([`largest_last`]) and
+    /// renumbers `a` by it.
+    pub fn new(a: &Csr<T>, mut coloring: Coloring) -> Result<Self> {
         checked_diagonal(a)?;
         if coloring.colors.len() != a.rows() {
             return Err(Error::InvalidInput(format!(
@@ -572,6 +575,13 @@ impl<T: Scalar> MulticolorOrder<T> {
                 "not a coloring: rows {i} and {j} are neighbours and both have color {}",
                 coloring.colors[i]
             )));
+        }
+        let mut counts = vec![0u32; coloring.count];
+        for &c in &coloring.colors {
+            counts[c as usize] += 1;
+        }
+        if let Some(places) = largest_last(&counts) {
+            coloring.colors.iter_mut().for_each(|c| *c = places[*c as usize]);
         }
         // A counting sort by color, rows in their original order within a color.
         let mut color_offsets = vec![0u32; coloring.count + 1];
@@ -657,9 +667,39 @@ fn rows_by_color_without_diagonal<T: Scalar>(order: &MulticolorOrder<T>) -> (Csr
     (Csr::from_parts_unchecked(b.rows(), b.cols(), row_ptr, col_indices, values), upper_start)
 }
 
-/// Each row's coloring state on the device (its color in the low 32 bits) and the number of
-/// colors: Jones-Plassmann on the GPU, or the greedy coloring on the host from the downloaded
-/// pattern.
+/// Each color's place in the sweep, given its rows: the largest color (the last of equal ones)
+/// last, the others in order; None where it is last already. A sweep relaxes its last color
+/// once and every other twice (forward and back), so the largest last saves the most rows.
+pub(crate) fn largest_last(counts: &[u32]) -> Option<Vec<u32>> {
+    let largest = (0..counts.len()).max_by_key(|&c| counts[c])? as u32;
+    let last = counts.len() as u32 - 1;
+    let place = |c: u32| match c.cmp(&largest) {
+        std::cmp::Ordering::Less => c,
+        std::cmp::Ordering::Equal => last,
+        std::cmp::Ordering::Greater => c - 1,
+    };
+    (largest != last).then(|| (0..=last).map(place).collect())
+}
+
+/// Numbers the colors of the states (`colors` of them) in sweep order ([`largest_last`]).
+fn largest_color_last(gpu: &Gpu, state: &mut CudaSlice<u64>, colors: usize) -> Result<()> {
+    let n = state.len();
+    if colors < 2 {
+        return Ok(());
+    }
+    let mut counts = gpu.zeros::<u32>(colors)?;
+    // SAFETY: a state per row, its color below `colors`; a counter per color.
+    unsafe { kernels::color_rows(gpu, Launch::linear(n, 256), n as u32, state, &mut counts)? };
+    let Some(places) = largest_last(&gpu.download(&counts)?) else { return Ok(()) };
+    let places = gpu.upload(&places)?;
+    // SAFETY: as above; a place per color.
+    unsafe { kernels::recolor(gpu, Launch::linear(n, 256), n as u32, &places, state)? };
+    Ok(())
+}
+
+/// Each row's coloring state on the device (its color in the low 32 bits, colors numbered in
+/// sweep order: [`largest_last`]) and the number of colors: Jones-Plassmann on the GPU, or the
+/// greedy coloring on the host from the downloaded pattern.
 fn color_states<T: Scalar>(
     gpu: &Gpu,
     m: &SymgsMatrix<T>,
@@ -671,13 +711,16 @@ fn color_states<T: Scalar>(
         let values = vec![0.0; col_idx.len()];
         Ok(Csr::from_parts_unchecked(n, n, row_ptr, col_idx, values))
     };
-    if method == ColoringMethod::Greedy {
+    let (mut state, colors) = if method == ColoringMethod::Greedy {
         let coloring = greedy_coloring(&host_pattern()?);
         let state: Vec<u64> = coloring.colors.iter().map(|&c| c as u64).collect();
-        return Ok((gpu.upload(&state)?, coloring.count));
-    }
-    let transpose = if m.pattern_symmetric(gpu)? { None } else { Some(host_pattern()?.transpose()) };
-    jones_plassmann_states(gpu, n, &csr.row_ptr, &csr.col_idx, method, transpose)
+        (gpu.upload(&state)?, coloring.count)
+    } else {
+        let transpose = if m.pattern_symmetric(gpu)? { None } else { Some(host_pattern()?.transpose()) };
+        jones_plassmann_states(gpu, n, &csr.row_ptr, &csr.col_idx, method, transpose)?
+    };
+    largest_color_last(gpu, &mut state, colors)?;
+    Ok((state, colors))
 }
 
 /// The stable counting sort of the rows of a square pattern on the device (`n` rows, `nnz`
@@ -1468,8 +1511,9 @@ impl<T: Scalar> MulticolorSmoother<T> {
         {
             // The graph of the blocks is symmetric, as A's pattern is.
             let (block_ptr, block_col) = (&blocks.block_ptr, &blocks.block_col);
-            let (state, colors) =
+            let (mut state, colors) =
                 jones_plassmann_states::<f32>(gpu, blocks.count, block_ptr, block_col, method, None)?;
+            largest_color_last(gpu, &mut state, colors)?;
             // A matrix in no row order: its blocks in breadth-first order within each color.
             let unordered =
                 mean_distance(gpu, m.rows, &m.csr.row_ptr, &m.csr.col_idx)? > UNORDERED_MEAN_DISTANCE;
@@ -1610,5 +1654,22 @@ impl<T: Scalar> Smoother<T> for MulticolorSmoother<T> {
 
     fn sweeps(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>, count: usize) -> Result<()> {
         self.sweeps.run_chain(gpu, r, x, count)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::largest_last;
+
+    #[test]
+    fn the_largest_color_goes_last_and_the_others_keep_their_order() {
+        assert_eq!(largest_last(&[5, 9, 2, 1]), Some(vec![0, 3, 1, 2]));
+        assert_eq!(largest_last(&[9, 5, 2]), Some(vec![2, 0, 1]));
+        // Already last, or the last of equal ones: no change.
+        assert_eq!(largest_last(&[5, 2, 9]), None);
+        assert_eq!(largest_last(&[4, 4, 4]), None);
+        assert_eq!(largest_last(&[4, 1, 4, 2]), Some(vec![0, 1, 3, 2]));
+        assert_eq!(largest_last(&[7]), None);
+        assert_eq!(largest_last(&[]), None);
     }
 }
