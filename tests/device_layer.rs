@@ -322,10 +322,14 @@ fn timing_counts_the_work_not_the_hold_before_it() {
     assert!((0.0..0.5 * hold_ms).contains(&empty), "empty work timed at {empty} ms");
     // Work that keeps the GPU busy for a known time is timed at about that time.
     let work_ns = 1_000_000;
-    let busy = gpu
+    // The least of a few timings, as above.
+    let busy = (0..5)
         // SAFETY: a kernel of one thread that touches no memory.
-        .time_once(|| unsafe { rgla::kernels::timing::hold(&gpu, Launch::linear(1, 1), work_ns) })
-        .unwrap();
+        .map(|_| {
+            gpu.time_once(|| unsafe { rgla::kernels::timing::hold(&gpu, Launch::linear(1, 1), work_ns) })
+        })
+        .map(|t| t.unwrap())
+        .fold(f64::INFINITY, f64::min);
     let work_ms = work_ns as f64 * 1e-6;
     assert!((0.99 * work_ms..1.5 * work_ms).contains(&busy), "{work_ms} ms of work timed at {busy} ms");
 }

@@ -40,7 +40,8 @@
 //! no launch changes before the row's backward update, so the backward sweep reads only the
 //! upper parts (half the matrix). A sweep, 2c - 1 color launches, is replayed from a CUDA
 //! graph by default; the largest color is numbered last ([`largest_last`]), so its rows are
-//! relaxed once a sweep, the others' twice. Sweeps that follow each other in one call ([`Smoother::sweeps`]) carry
+//! relaxed once a sweep, the others' twice (not with node blocks, below: there the last color
+//! is relaxed forward and back in one launch, which a large color makes the longest). Sweeps that follow each other in one call ([`Smoother::sweeps`]) carry
 //! the upper sums over: each after the first skips the first color (its rows would be
 //! computed from the values they were just computed from) and its forward half reads only the
 //! lower parts, 2c - 2 launches reading each entry once. A color of many short, even rows is
@@ -1511,9 +1512,8 @@ impl<T: Scalar> MulticolorSmoother<T> {
         {
             // The graph of the blocks is symmetric, as A's pattern is.
             let (block_ptr, block_col) = (&blocks.block_ptr, &blocks.block_col);
-            let (mut state, colors) =
+            let (state, colors) =
                 jones_plassmann_states::<f32>(gpu, blocks.count, block_ptr, block_col, method, None)?;
-            largest_color_last(gpu, &mut state, colors)?;
             // A matrix in no row order: its blocks in breadth-first order within each color.
             let unordered =
                 mean_distance(gpu, m.rows, &m.csr.row_ptr, &m.csr.col_idx)? > UNORDERED_MEAN_DISTANCE;
