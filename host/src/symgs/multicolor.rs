@@ -39,12 +39,13 @@
 //! those of higher colors: the forward sweep keeps each row's sum over its lower colors, which
 //! no launch changes before the row's backward update, so the backward sweep reads only the
 //! upper parts (half the matrix). A sweep, 2c - 1 color launches, is replayed from a CUDA
-//! graph by default; the largest color is numbered last ([`largest_last`]), so its rows are
+//! graph by default; the largest color is numbered last (`largest_last`), so its rows are
 //! relaxed once a sweep, the others' twice (not with node blocks, below: there the last color
-//! is relaxed forward and back in one launch, which a large color makes the longest). Sweeps that follow each other in one call ([`Smoother::sweeps`]) carry
-//! the upper sums over: each after the first skips the first color (its rows would be
-//! computed from the values they were just computed from) and its forward half reads only the
-//! lower parts, 2c - 2 launches reading each entry once. A color of many short, even rows is
+//! is relaxed forward and back in one launch, which a large color makes the longest). Sweeps
+//! that follow each other in one call ([`Smoother::sweeps`]) carry the upper sums over: each
+//! after the first skips the first color (its rows would be computed from the values they
+//! were just computed from) and its forward half reads only the lower parts, 2c - 2 launches
+//! reading each entry once. A color of many short, even rows is
 //! read in sliced-ELL form, as NVIDIA's HPCG does (a thread per row, loads coalesced across
 //! the warp; [`CopyForm`]); the others in CSR, each row given the lanes its color's mean row
 //! length calls for ([`CsrPlan::width_for`]).
@@ -543,7 +544,7 @@ fn smallest_last_ranks(
 
 /// A matrix renumbered color by color, with what it takes to go back and forth.
 pub struct MulticolorOrder<T> {
-    /// The coloring, its colors numbered in sweep order ([`largest_last`]).
+    /// The coloring, its colors numbered in sweep order (`largest_last`).
     pub coloring: Coloring,
     /// How the coloring was made (`None`: given by the caller).
     pub method: Option<ColoringMethod>,
@@ -557,7 +558,7 @@ pub struct MulticolorOrder<T> {
 
 impl<T: Scalar> MulticolorOrder<T> {
     /// Checks `a` as every smoother does, and `coloring` (a color per row, below its count,
-    /// no two neighbours alike), numbers its colors in sweep order ([`largest_last`]) and
+    /// no two neighbours alike), numbers its colors in sweep order (`largest_last`) and
     /// renumbers `a` by it.
     pub fn new(a: &Csr<T>, mut coloring: Coloring) -> Result<Self> {
         checked_diagonal(a)?;
@@ -682,7 +683,7 @@ pub(crate) fn largest_last(counts: &[u32]) -> Option<Vec<u32>> {
     (largest != last).then(|| (0..=last).map(place).collect())
 }
 
-/// Numbers the colors of the states (`colors` of them) in sweep order ([`largest_last`]).
+/// Numbers the colors of the states (`colors` of them) in sweep order (`largest_last`).
 fn largest_color_last(gpu: &Gpu, state: &mut CudaSlice<u64>, colors: usize) -> Result<()> {
     let n = state.len();
     if colors < 2 {
@@ -699,7 +700,7 @@ fn largest_color_last(gpu: &Gpu, state: &mut CudaSlice<u64>, colors: usize) -> R
 }
 
 /// Each row's coloring state on the device (its color in the low 32 bits, colors numbered in
-/// sweep order: [`largest_last`]) and the number of colors: Jones-Plassmann on the GPU, or the
+/// sweep order: `largest_last`) and the number of colors: Jones-Plassmann on the GPU, or the
 /// greedy coloring on the host from the downloaded pattern.
 fn color_states<T: Scalar>(
     gpu: &Gpu,
