@@ -578,17 +578,18 @@ impl<T: Scalar> MulticolorOrder<T> {
                 coloring.colors[i]
             )));
         }
-        let mut counts = vec![0u32; coloring.count];
-        for &c in &coloring.colors {
-            counts[c as usize] += 1;
-        }
-        if let Some(places) = largest_last(&counts) {
-            coloring.colors.iter_mut().for_each(|c| *c = places[*c as usize]);
-        }
-        // A counting sort by color, rows in their original order within a color.
+        // A counting sort by color, rows in their original order within a color, the colors
+        // numbered in sweep order once counted.
         let mut color_offsets = vec![0u32; coloring.count + 1];
         for &c in &coloring.colors {
             color_offsets[c as usize + 1] += 1;
+        }
+        if let Some(places) = largest_last(&color_offsets[1..]) {
+            coloring.colors.iter_mut().for_each(|c| *c = places[*c as usize]);
+            let counts = color_offsets.clone();
+            for (c, &place) in places.iter().enumerate() {
+                color_offsets[place as usize + 1] = counts[c + 1];
+            }
         }
         for c in 0..coloring.count {
             color_offsets[c + 1] += color_offsets[c];
@@ -685,10 +686,10 @@ pub(crate) fn largest_last(counts: &[u32]) -> Option<Vec<u32>> {
 
 /// Numbers the colors of the states (`colors` of them) in sweep order (`largest_last`).
 fn largest_color_last(gpu: &Gpu, state: &mut CudaSlice<u64>, colors: usize) -> Result<()> {
-    let n = state.len();
     if colors < 2 {
         return Ok(());
     }
+    let n = state.len();
     let mut counts = gpu.zeros::<u32>(colors)?;
     // SAFETY: a state per row, its color below `colors`; a counter per color.
     unsafe { kernels::color_rows(gpu, Launch::linear(n, 256), n as u32, state, &mut counts)? };
