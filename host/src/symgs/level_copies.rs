@@ -19,7 +19,7 @@
 //! sequential one).
 
 use super::levels::{DeviceLevels, levels_gpu};
-use super::multicolor::{GroupedCopy, GroupedSweeps};
+use super::multicolor::{GroupOrder, GroupedCopy, GroupedSweeps};
 use super::{Direction, Smoother, SymgsMatrix};
 use crate::Scalar;
 use crate::error::{Error, Result};
@@ -55,7 +55,8 @@ impl<T: Scalar> LevelCopySmoother<T> {
                 levels.count()
             )));
         }
-        let copy = GroupedCopy::sorted(gpu, m, &level_states(gpu, &levels)?, levels.count())?
+        let mut states = level_states(gpu, &levels)?;
+        let copy = GroupedCopy::sorted(gpu, m, &mut states, levels.count(), GroupOrder::AsNumbered)?
             .with_form(gpu, None)?;
         Ok(LevelCopySmoother { sweeps: GroupedSweeps::new(gpu, copy)? })
     }

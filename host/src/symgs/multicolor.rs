@@ -684,25 +684,9 @@ pub(crate) fn largest_last(counts: &[u32]) -> Option<Vec<u32>> {
     (largest != last).then(|| (0..=last).map(place).collect())
 }
 
-/// Numbers the colors of the states (`colors` of them) in sweep order (`largest_last`).
-fn largest_color_last(gpu: &Gpu, state: &mut CudaSlice<u64>, colors: usize) -> Result<()> {
-    if colors < 2 {
-        return Ok(());
-    }
-    let n = state.len();
-    let mut counts = gpu.zeros::<u32>(colors)?;
-    // SAFETY: a state per row, its color below `colors`; a counter per color.
-    unsafe { kernels::color_rows(gpu, Launch::linear(n, 256), n as u32, state, &mut counts)? };
-    let Some(places) = largest_last(&gpu.download(&counts)?) else { return Ok(()) };
-    let places = gpu.upload(&places)?;
-    // SAFETY: as above; a place per color.
-    unsafe { kernels::recolor(gpu, Launch::linear(n, 256), n as u32, &places, state)? };
-    Ok(())
-}
-
-/// Each row's coloring state on the device (its color in the low 32 bits, colors numbered in
-/// sweep order: `largest_last`) and the number of colors: Jones-Plassmann on the GPU, or the
-/// greedy coloring on the host from the downloaded pattern.
+/// Each row's coloring state on the device (its color in the low 32 bits) and the number of
+/// colors: Jones-Plassmann on the GPU, or the greedy coloring on the host from the downloaded
+/// pattern.
 fn color_states<T: Scalar>(
     gpu: &Gpu,
     m: &SymgsMatrix<T>,
@@ -714,27 +698,36 @@ fn color_states<T: Scalar>(
         let values = vec![0.0; col_idx.len()];
         Ok(Csr::from_parts_unchecked(n, n, row_ptr, col_idx, values))
     };
-    let (mut state, colors) = if method == ColoringMethod::Greedy {
+    if method == ColoringMethod::Greedy {
         let coloring = greedy_coloring(&host_pattern()?);
         let state: Vec<u64> = coloring.colors.iter().map(|&c| c as u64).collect();
-        (gpu.upload(&state)?, coloring.count)
+        Ok((gpu.upload(&state)?, coloring.count))
     } else {
         let transpose = if m.pattern_symmetric(gpu)? { None } else { Some(host_pattern()?.transpose()) };
-        jones_plassmann_states(gpu, n, &csr.row_ptr, &csr.col_idx, method, transpose)?
-    };
-    largest_color_last(gpu, &mut state, colors)?;
-    Ok((state, colors))
+        jones_plassmann_states(gpu, n, &csr.row_ptr, &csr.col_idx, method, transpose)
+    }
+}
+
+/// The order of a grouped copy's groups.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GroupOrder {
+    /// As numbered (levels, whose order is the sweep's).
+    AsNumbered,
+    /// Colors: the largest last ([`largest_last`]), its rows' states renumbered to match.
+    LargestLast,
 }
 
 /// The stable counting sort of the rows of a square pattern on the device (`n` rows, `nnz`
-/// entries, each row holding its diagonal) by color on the GPU (see `kernels::color_sort`):
-/// the permutation (row k of the copy is row `new_to_old[k]` of the pattern), the copy's row
+/// entries, each row holding its diagonal) by color on the GPU (see `kernels::color_sort`),
+/// the colors in `order` (`state` renumbered to it, from the sort's own counts): the
+/// permutation (row k of the copy is row `new_to_old[k]` of the pattern), the copy's row
 /// pointers (rows without their diagonal), and each nonempty color's rows of the copy.
 fn sort_by_color(
     gpu: &Gpu,
     (n, row_ptr, nnz): (usize, &CudaSlice<u32>, usize),
-    state: &CudaSlice<u64>,
+    state: &mut CudaSlice<u64>,
     colors: usize,
+    order: GroupOrder,
 ) -> Result<(CudaSlice<u32>, CudaSlice<u32>, Vec<ColorSpan>)> {
     let rows = n as u32;
     let off_nnz = u32::try_from(nnz - n).expect("DeviceCsr keeps nnz in u32");
@@ -746,15 +739,30 @@ fn sort_by_color(
     let mut new_row_ptr = gpu.zeros::<u32>(n + 1)?;
     for place in [0, 1] {
         if place == 1 {
+            let (mut rows_at, mut nnz_at) = (gpu.download(&row_base)?, gpu.download(&nnz_base)?);
+            let totals: Vec<u32> = rows_at.chunks(chunks).map(|c| c.iter().sum()).collect();
+            if order == GroupOrder::LargestLast
+                && let Some(places) = largest_last(&totals)
+            {
+                // SAFETY: a state per row, its color below `colors`; a place per color.
+                unsafe { kernels::recolor(gpu, Launch::linear(n, 256), rows, &gpu.upload(&places)?, state)? };
+                for counts in [&mut rows_at, &mut nnz_at] {
+                    let mut moved = vec![0u32; counts.len()];
+                    for (color, chunk_counts) in counts.chunks(chunks).enumerate() {
+                        let to = places[color] as usize * chunks;
+                        moved[to..to + chunks].copy_from_slice(chunk_counts);
+                    }
+                    *counts = moved;
+                }
+            }
             // Exclusive prefix sums, color-major: where each chunk's rows of each color start,
             // and their nonzeros.
-            for base in [&mut row_base, &mut nnz_base] {
-                let mut counts = gpu.download(base)?;
+            for (counts, base) in [(&mut rows_at, &mut row_base), (&mut nnz_at, &mut nnz_base)] {
                 let mut sum = 0u32;
                 for c in counts.iter_mut() {
                     (*c, sum) = (sum, sum + *c);
                 }
-                gpu.upload_into(&counts, base)?;
+                gpu.upload_into(counts, base)?;
             }
         }
         // SAFETY: a state per row with colors < `colors`, the pattern's row pointers, counters
@@ -920,22 +928,23 @@ impl<T: Scalar> GroupedCopy<T> {
     }
 
     /// On the GPU from the uploaded matrix, the rows grouped by `state` (each row's group in
-    /// its low 32 bits, below `group_count`): a counting sort ([`CHUNK_ROWS`] rows per warp,
-    /// stable within each group, as [`MulticolorOrder::new`] orders them), then each row
-    /// copied to its place without its diagonal. Only the per-group counts of each chunk make
-    /// the round trip to the host (for their prefix sums). Each row's entries keep A's order
-    /// within their part, so the sums may round differently from those of a copy built from
-    /// a [`MulticolorOrder`].
+    /// its low 32 bits, below `group_count`; the groups in `order`, `state` renumbered to it):
+    /// a counting sort ([`CHUNK_ROWS`] rows per warp, stable within each group, as
+    /// [`MulticolorOrder::new`] orders them), then each row copied to its place without its
+    /// diagonal. Only the per-group counts of each chunk make the round trip to the host (for
+    /// their prefix sums). Each row's entries keep A's order within their part, so the sums
+    /// may round differently from those of a copy built from a [`MulticolorOrder`].
     pub(crate) fn sorted(
         gpu: &Gpu,
         m: &SymgsMatrix<T>,
-        state: &CudaSlice<u64>,
+        state: &mut CudaSlice<u64>,
         group_count: usize,
+        order: GroupOrder,
     ) -> Result<Self> {
         let (n, csr) = (m.rows, &m.csr);
         let off_nnz = u32::try_from(csr.nnz - n).expect("DeviceCsr keeps nnz in u32");
         let (new_to_old, row_ptr, spans) =
-            sort_by_color(gpu, (n, &csr.row_ptr, csr.nnz), state, group_count)?;
+            sort_by_color(gpu, (n, &csr.row_ptr, csr.nnz), state, group_count, order)?;
         let groups = spans
             .iter()
             .map(|s| GroupLaunch {
@@ -991,7 +1000,7 @@ impl<T: Scalar> GroupedCopy<T> {
         gpu: &Gpu,
         m: &SymgsMatrix<T>,
         blocks: &NodeBlocks,
-        state: &CudaSlice<u64>,
+        state: &mut CudaSlice<u64>,
         colors: usize,
         order: Option<&[u32]>,
     ) -> Result<Self> {
@@ -1000,8 +1009,13 @@ impl<T: Scalar> GroupedCopy<T> {
         // With an order, `position` holds where each block of A lands in the copy.
         let (block_order, block_ptr, spans, position) = match order {
             None => {
-                let (sorted, block_ptr, spans) =
-                    sort_by_color(gpu, (count, &blocks.block_ptr, graph_entries), state, colors)?;
+                let (sorted, block_ptr, spans) = sort_by_color(
+                    gpu,
+                    (count, &blocks.block_ptr, graph_entries),
+                    state,
+                    colors,
+                    GroupOrder::AsNumbered,
+                )?;
                 (sorted, block_ptr, spans, gpu.zeros::<u32>(0)?)
             }
             Some(order) => {
@@ -1014,8 +1028,13 @@ impl<T: Scalar> GroupedCopy<T> {
                 });
                 let ptr_in_order: Vec<u32> = std::iter::once(0).chain(ends).collect();
                 let graph = (count, &gpu.upload(&ptr_in_order)?, graph_entries);
-                let (sorted, block_ptr, spans) =
-                    sort_by_color(gpu, graph, &gpu.upload(&state_in_order)?, colors)?;
+                let (sorted, block_ptr, spans) = sort_by_color(
+                    gpu,
+                    graph,
+                    &mut gpu.upload(&state_in_order)?,
+                    colors,
+                    GroupOrder::AsNumbered,
+                )?;
                 let sorted: Vec<u32> = gpu.download(&sorted)?.iter().map(|&p| order[p as usize]).collect();
                 (gpu.upload(&sorted)?, block_ptr, spans, gpu.upload(&inverse_permutation(&sorted))?)
             }
@@ -1514,17 +1533,18 @@ impl<T: Scalar> MulticolorSmoother<T> {
         {
             // The graph of the blocks is symmetric, as A's pattern is.
             let (block_ptr, block_col) = (&blocks.block_ptr, &blocks.block_col);
-            let (state, colors) =
+            let (mut state, colors) =
                 jones_plassmann_states::<f32>(gpu, blocks.count, block_ptr, block_col, method, None)?;
             // A matrix in no row order: its blocks in breadth-first order within each color.
             let unordered =
                 mean_distance(gpu, m.rows, &m.csr.row_ptr, &m.csr.col_idx)? > UNORDERED_MEAN_DISTANCE;
             let order = if unordered { Some(breadth_first_blocks(gpu, m, &blocks)?) } else { None };
-            let copy = GroupedCopy::sorted_blocks(gpu, m, &blocks, &state, colors, order.as_deref())?;
+            let copy = GroupedCopy::sorted_blocks(gpu, m, &blocks, &mut state, colors, order.as_deref())?;
             return Self::with_copy(gpu, copy, Some(method), None);
         }
-        let (state, colors) = color_states(gpu, m, method)?;
-        Self::with_copy(gpu, GroupedCopy::sorted(gpu, m, &state, colors)?, Some(method), None)
+        let (mut state, colors) = color_states(gpu, m, method)?;
+        let copy = GroupedCopy::sorted(gpu, m, &mut state, colors, GroupOrder::LargestLast)?;
+        Self::with_copy(gpu, copy, Some(method), None)
     }
 
     /// As [`Self::from_matrix`], the sweep reading the copy in `form` whatever its padding.
@@ -1534,8 +1554,9 @@ impl<T: Scalar> MulticolorSmoother<T> {
         method: ColoringMethod,
         form: CopyForm,
     ) -> Result<Self> {
-        let (state, colors) = color_states(gpu, m, method)?;
-        Self::with_copy(gpu, GroupedCopy::sorted(gpu, m, &state, colors)?, Some(method), Some(form))
+        let (mut state, colors) = color_states(gpu, m, method)?;
+        let copy = GroupedCopy::sorted(gpu, m, &mut state, colors, GroupOrder::LargestLast)?;
+        Self::with_copy(gpu, copy, Some(method), Some(form))
     }
 
     /// Rows per node block: 1 where rows are colored one by one.

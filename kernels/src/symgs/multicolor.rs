@@ -307,17 +307,6 @@ pub unsafe fn color_count(rows: u32, state: *const u64, count: *mut u32) {
     }
 }
 
-/// `counts[c] += 1` for each row of color c (`counts` holds the colors' counters, zeroed).
-/// Launch: a thread per row.
-#[gpu::kernel]
-pub unsafe fn color_rows(rows: u32, state: *const u64, counts: *mut u32) {
-    let i = index_1d();
-    if i < rows {
-        // SAFETY: i < rows; a row's color is below the number of counters.
-        unsafe { atomic::add(counts.add(*state.add(i as usize) as u32 as usize), 1) };
-    }
-}
-
 /// Each row's color c becomes `places[c]`, its round kept. Launch: a thread per row.
 #[gpu::kernel]
 pub unsafe fn recolor(rows: u32, places: *const u32, state: *mut u64) {
