@@ -181,6 +181,9 @@ pub const CHUNK_ROWS: u32 = 1024;
 /// Rounds queued between two checks of how many rows are colored (extra rounds are no-ops).
 const ROUNDS_PER_CHECK: u32 = 16;
 
+/// Blocks of 256 threads per SM of the coloring's round kernels (a full SM).
+const ROUND_BLOCKS_PER_SM: u32 = 8;
+
 /// Colors `a` (square) with `method`: on the GPU for the Jones-Plassmann methods.
 pub fn color<T: Scalar>(gpu: &Gpu, a: &Csr<T>, method: ColoringMethod) -> Result<Coloring> {
     match method {
@@ -439,6 +442,14 @@ impl Pattern<'_> {
     fn launch(&self) -> Launch {
         Launch::linear(self.n, 256)
     }
+
+    /// The rounds' kernels, grid-strided over the rows: as many blocks of 256 as the GPU holds
+    /// at once, or fewer for fewer rows. A round runs thousands of times on some matrices,
+    /// and a launch of a block per 256 rows spends most of its time starting blocks.
+    fn rounds_launch(&self, gpu: &Gpu) -> Launch {
+        let blocks = (gpu.props().sm_count * ROUND_BLOCKS_PER_SM) as usize;
+        Launch::linear(self.n.min(256 * blocks), 256)
+    }
 }
 
 /// 1 + the largest low word of the states: the number of colors of colored states.
@@ -465,7 +476,7 @@ fn jp_rounds(
         unsafe {
             kernels::jp_round(
                 gpu,
-                pattern.launch(),
+                pattern.rounds_launch(gpu),
                 pattern.n as u32,
                 round,
                 degree_first,
@@ -516,12 +527,12 @@ fn smallest_last_ranks(
     pattern: &Pattern,
     degrees: &CudaSlice<u64>,
 ) -> Result<Option<CudaSlice<u32>>> {
-    let (n, rows, launch) = (pattern.n, pattern.n as u32, pattern.launch());
+    let (n, rows, launch) = (pattern.n, pattern.n as u32, pattern.rounds_launch(gpu));
     let (mut degree, mut rank, mut least) =
         (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(2)?);
     // SAFETY (every launch): a state, a degree and a rank per row; two words of `least`, one
     // counter; valid square patterns.
-    unsafe { kernels::sl_init(gpu, launch, rows, degrees, &mut degree, &mut rank)? };
+    unsafe { kernels::sl_init(gpu, pattern.launch(), rows, degrees, &mut degree, &mut rank)? };
     let finished = rounds_until_all(gpu, n, |round, peeled| unsafe {
         kernels::sl_least(gpu, launch, rows, round, &degree, &rank, &mut least)?;
         kernels::sl_peel(gpu, launch, rows, round, &degree, &mut rank, &mut least, peeled)?;

@@ -13,7 +13,7 @@ use abi::symgs::{
 
 use crate::device::memory::{load_evict_first, load_nc, load_volatile, store_volatile};
 use crate::device::thread::{
-    WARP_SIZE, block_idx_x, grid_dim_x, index_1d, lane_id, sync_threads, warp_index_1d,
+    WARP_SIZE, block_idx_x, grid_dim_x, grid_size_1d, index_1d, lane_id, sync_threads, warp_index_1d,
 };
 use crate::device::{Float, atomic, shared, warp};
 
@@ -115,8 +115,8 @@ unsafe fn scan_neighbours(
 /// holds, and adds itself to `colored`. Two neighbours never both win a round, so a winner's
 /// colored neighbours were all colored in earlier rounds: the result does not depend on the
 /// timing of the threads, and is the greedy (first-fit) coloring in priority order.
-/// Neighbours: the columns of A's row, and of A^T's when `transposed != 0`. Launch: a thread
-/// per row, blocks a multiple of 32 (the winners are counted per warp).
+/// Neighbours: the columns of A's row, and of A^T's when `transposed != 0`. Launch: any
+/// number of whole warps, grid-strided over the rows (the winners are counted per warp).
 #[gpu::kernel]
 pub unsafe fn jp_round(
     rows: u32,
@@ -131,9 +131,9 @@ pub unsafe fn jp_round(
     state: *mut u64,
     colored: *mut u32,
 ) {
-    let i = index_1d();
-    let mut won = false;
-    if i < rows {
+    let mut won = 0u32;
+    let mut i = index_1d();
+    while i < rows {
         let r = i as usize;
         // SAFETY: i < rows; only this thread stores state[i].
         let own = unsafe { *state.add(r) };
@@ -166,18 +166,25 @@ pub unsafe fn jp_round(
                         let color = base + (!used).trailing_zeros();
                         // SAFETY: i < rows.
                         unsafe { store_volatile(state.add(r), (round as u64) << 32 | color as u64) };
-                        won = true;
+                        won += 1;
                         break;
                     }
                     Some(_) => base += 64,
                 }
             }
         }
+        i += grid_size_1d();
     }
-    let winners = warp::ballot(won);
-    if lane_id() == 0 && winners != 0 {
-        // SAFETY: `colored` is one counter.
-        unsafe { atomic::add(colored, winners.count_ones()) };
+    count_per_warp(won, colored);
+}
+
+/// Adds the warp's `count`s to `counter`, one atomic per warp (all its lanes call this).
+#[inline(always)]
+fn count_per_warp(count: u32, counter: *mut u32) {
+    let count = warp::reduce_sum(count);
+    if lane_id() == 0 && count != 0 {
+        // SAFETY: the caller's counter.
+        unsafe { atomic::add(counter, count) };
     }
 }
 
@@ -202,20 +209,29 @@ pub unsafe fn sl_init(rows: u32, state: *const u64, degree: *mut u32, rank: *mut
 }
 
 /// The smallest degree of the rows left, as its complement (`atomic::max_u32` of !degree) in
-/// `least[round % 2]` (zeroed before). Launch: a thread per row.
+/// `least[round % 2]` (zeroed before). Launch: any number of whole warps, grid-strided over
+/// the rows (one atomic per warp).
 #[gpu::kernel]
 pub unsafe fn sl_least(rows: u32, round: u32, degree: *const u32, rank: *const u32, least: *mut u32) {
-    let i = index_1d();
-    // SAFETY: i < rows; `least` holds two words.
-    unsafe {
-        if i < rows && *rank.add(i as usize) == u32::MAX {
-            atomic::max_u32(least.add((round % 2) as usize), !*degree.add(i as usize));
+    let mut complement = 0;
+    let mut i = index_1d();
+    while i < rows {
+        // SAFETY: i < rows, the length of both.
+        if unsafe { *rank.add(i as usize) } == u32::MAX {
+            complement = complement.max(!unsafe { *degree.add(i as usize) });
         }
+        i += grid_size_1d();
+    }
+    let complement = warp::reduce_max(complement);
+    if lane_id() == 0 && complement != 0 {
+        // SAFETY: `least` holds two words.
+        unsafe { atomic::max_u32(least.add((round % 2) as usize), complement) };
     }
 }
 
 /// Round `round` of the peeling: the rows left of the smallest degree take rank `round` and
-/// are counted in `peeled`; `least` for the next round is zeroed. Launch: a thread per row.
+/// are counted in `peeled`; `least` for the next round is zeroed. Launch: any number of whole
+/// warps, grid-strided over the rows.
 #[gpu::kernel]
 pub unsafe fn sl_peel(
     rows: u32,
@@ -225,31 +241,30 @@ pub unsafe fn sl_peel(
     least: *mut u32,
     peeled: *mut u32,
 ) {
-    let i = index_1d();
-    let mut peel = false;
-    // SAFETY: i < rows; `least` holds two words, `peeled` one.
-    unsafe {
-        if i == 0 {
-            *least.add(((round + 1) % 2) as usize) = 0;
-        }
-        if i < rows && *rank.add(i as usize) == u32::MAX {
-            let smallest = !*least.add((round % 2) as usize);
-            if *degree.add(i as usize) <= smallest {
+    // SAFETY: `least` holds two words.
+    let smallest = unsafe { !*least.add((round % 2) as usize) };
+    if index_1d() == 0 {
+        // SAFETY: as above; no thread of this launch reads that word.
+        unsafe { *least.add(((round + 1) % 2) as usize) = 0 };
+    }
+    let mut count = 0;
+    let mut i = index_1d();
+    while i < rows {
+        // SAFETY: i < rows, the length of both.
+        unsafe {
+            if *rank.add(i as usize) == u32::MAX && *degree.add(i as usize) <= smallest {
                 *rank.add(i as usize) = round;
-                peel = true;
+                count += 1;
             }
         }
+        i += grid_size_1d();
     }
-    let peeled_here = warp::ballot(peel);
-    if lane_id() == 0 && peeled_here != 0 {
-        // SAFETY: one counter.
-        unsafe { atomic::add(peeled, peeled_here.count_ones()) };
-    }
+    count_per_warp(count, peeled);
 }
 
 /// The rows peeled in `round` leave: each lowers the degree of its neighbours still left (the
 /// columns of its row of A, and of A^T when `transposed != 0`, as counted by `jp_init`).
-/// Launch: a thread per row.
+/// Launch: any number of threads, grid-strided over the rows.
 #[gpu::kernel]
 pub unsafe fn sl_unlink(
     rows: u32,
@@ -262,27 +277,29 @@ pub unsafe fn sl_unlink(
     degree: *mut u32,
     rank: *const u32,
 ) {
-    let i = index_1d();
-    // SAFETY: i < rows; rows of valid square patterns; a degree and a rank per row. The ranks
-    // read are not written in this launch.
-    unsafe {
-        if i >= rows || *rank.add(i as usize) != round {
-            return;
-        }
-        let unlink = |pointers: *const u32, columns: *const u32| {
-            for k in load_nc(pointers.add(i as usize))..load_nc(pointers.add(i as usize + 1)) {
-                let j = load_nc(columns.add(k as usize));
-                if j != i && *rank.add(j as usize) == u32::MAX {
-                    atomic::add(degree.add(j as usize), u32::MAX); // minus one
+    let mut i = index_1d();
+    while i < rows {
+        // SAFETY: i < rows; rows of valid square patterns; a degree and a rank per row. The
+        // ranks read are not written in this launch.
+        unsafe {
+            if *rank.add(i as usize) == round {
+                let unlink = |pointers: *const u32, columns: *const u32| {
+                    for k in load_nc(pointers.add(i as usize))..load_nc(pointers.add(i as usize + 1)) {
+                        let j = load_nc(columns.add(k as usize));
+                        if j != i && *rank.add(j as usize) == u32::MAX {
+                            atomic::add(degree.add(j as usize), u32::MAX); // minus one
+                        }
+                    }
+                };
+                // Two calls, not a loop over an array of the two patterns: that array went to
+                // local memory (a stack frame).
+                unlink(row_ptr, col_idx);
+                if transposed != 0 {
+                    unlink(t_row_ptr, t_col_idx);
                 }
             }
-        };
-        // Two calls, not a loop over an array of the two patterns: that array went to local
-        // memory (a stack frame).
-        unlink(row_ptr, col_idx);
-        if transposed != 0 {
-            unlink(t_row_ptr, t_col_idx);
         }
+        i += grid_size_1d();
     }
 }
 
