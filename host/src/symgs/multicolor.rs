@@ -181,8 +181,8 @@ pub const CHUNK_ROWS: u32 = 1024;
 /// Rounds queued between two checks of how many rows are colored (extra rounds are no-ops).
 const ROUNDS_PER_CHECK: u32 = 16;
 
-/// Blocks of 256 threads per SM of the coloring's round kernels (a full SM).
-const ROUND_BLOCKS_PER_SM: u32 = 8;
+/// Blocks of 256 threads per SM of the smallest-last peeling's kernels (a full SM).
+const PEELING_BLOCKS_PER_SM: u32 = 8;
 
 /// Colors `a` (square) with `method`: on the GPU for the Jones-Plassmann methods.
 pub fn color<T: Scalar>(gpu: &Gpu, a: &Csr<T>, method: ColoringMethod) -> Result<Coloring> {
@@ -443,11 +443,12 @@ impl Pattern<'_> {
         Launch::linear(self.n, 256)
     }
 
-    /// The rounds' kernels, grid-strided over the rows: as many blocks of 256 as the GPU holds
-    /// at once, or fewer for fewer rows. A round runs thousands of times on some matrices,
-    /// and a launch of a block per 256 rows spends most of its time starting blocks.
-    fn rounds_launch(&self, gpu: &Gpu) -> Launch {
-        let blocks = (gpu.props().sm_count * ROUND_BLOCKS_PER_SM) as usize;
+    /// The peeling's kernels, grid-strided over the rows: as many blocks of 256 as the GPU
+    /// holds at once, or fewer for fewer rows. The peeling runs thousands of rounds on some
+    /// matrices, each a few loads a row, and a launch of a block per 256 rows spent most of its
+    /// time starting blocks (PERF.md).
+    fn peeling_launch(&self, gpu: &Gpu) -> Launch {
+        let blocks = (gpu.props().sm_count * PEELING_BLOCKS_PER_SM) as usize;
         Launch::linear(self.n.min(256 * blocks), 256)
     }
 }
@@ -476,7 +477,7 @@ fn jp_rounds(
         unsafe {
             kernels::jp_round(
                 gpu,
-                pattern.rounds_launch(gpu),
+                pattern.launch(),
                 pattern.n as u32,
                 round,
                 degree_first,
@@ -527,7 +528,7 @@ fn smallest_last_ranks(
     pattern: &Pattern,
     degrees: &CudaSlice<u64>,
 ) -> Result<Option<CudaSlice<u32>>> {
-    let (n, rows, launch) = (pattern.n, pattern.n as u32, pattern.rounds_launch(gpu));
+    let (n, rows, launch) = (pattern.n, pattern.n as u32, pattern.peeling_launch(gpu));
     let (mut degree, mut rank, mut least) =
         (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(2)?);
     // SAFETY (every launch): a state, a degree and a rank per row; two words of `least`, one

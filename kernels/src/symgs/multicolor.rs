@@ -115,8 +115,10 @@ unsafe fn scan_neighbours(
 /// holds, and adds itself to `colored`. Two neighbours never both win a round, so a winner's
 /// colored neighbours were all colored in earlier rounds: the result does not depend on the
 /// timing of the threads, and is the greedy (first-fit) coloring in priority order.
-/// Neighbours: the columns of A's row, and of A^T's when `transposed != 0`. Launch: any
-/// number of whole warps, grid-strided over the rows (the winners are counted per warp).
+/// Neighbours: the columns of A's row, and of A^T's when `transposed != 0`. Launch: a thread
+/// per row, blocks a multiple of 32 (the winners are counted per warp). A thread per row, not
+/// a grid-strided loop as in the peeling: a row may scan many neighbours, and a thread that
+/// scanned several rows in turn made the rounds slower (PERF.md).
 #[gpu::kernel]
 pub unsafe fn jp_round(
     rows: u32,
@@ -131,9 +133,9 @@ pub unsafe fn jp_round(
     state: *mut u64,
     colored: *mut u32,
 ) {
-    let mut won = 0u32;
-    let mut i = index_1d();
-    while i < rows {
+    let i = index_1d();
+    let mut won = false;
+    if i < rows {
         let r = i as usize;
         // SAFETY: i < rows; only this thread stores state[i].
         let own = unsafe { *state.add(r) };
@@ -166,16 +168,15 @@ pub unsafe fn jp_round(
                         let color = base + (!used).trailing_zeros();
                         // SAFETY: i < rows.
                         unsafe { store_volatile(state.add(r), (round as u64) << 32 | color as u64) };
-                        won += 1;
+                        won = true;
                         break;
                     }
                     Some(_) => base += 64,
                 }
             }
         }
-        i += grid_size_1d();
     }
-    count_per_warp(won, colored);
+    count_per_warp(won as u32, colored);
 }
 
 /// Adds the warp's `count`s to `counter`, one atomic per warp (all its lanes call this).
