@@ -244,6 +244,40 @@ fn symgs_gpu_level_analysis_matches_the_cpu() {
 }
 
 /// The Laplacian (+ I) of a cycle of n rows: bipartite exactly where n is even.
+/// The GPU's smallest-last ranks, peeled round by round: every row left whose degree (its row
+/// length, plus its length in A^T where given: the unsymmetric case) among the rows left is
+/// the smallest takes the round as its rank; its neighbours then lose one for each entry.
+fn smallest_last_ranks(a: &Csr<f64>, transpose: Option<&Csr<f64>>) -> Vec<u32> {
+    let patterns: Vec<&Csr<f64>> = std::iter::once(a).chain(transpose).collect();
+    let mut degree: Vec<usize> = (0..a.rows()).map(|i| patterns.iter().map(|p| p.row_len(i)).sum()).collect();
+    let mut rank = vec![u32::MAX; a.rows()];
+    for round in 0.. {
+        let left = || (0..a.rows()).filter(|&i| rank[i] == u32::MAX);
+        let Some(smallest) = left().map(|i| degree[i]).min() else { break };
+        let peeled: Vec<usize> = left().filter(|&i| degree[i] == smallest).collect();
+        peeled.iter().for_each(|&i| rank[i] = round);
+        for &i in &peeled {
+            for p in &patterns {
+                for &j in p.row(i).0 {
+                    if j as usize != i && rank[j as usize] == u32::MAX {
+                        degree[j as usize] -= 1;
+                    }
+                }
+            }
+        }
+    }
+    rank
+}
+
+/// MurmurHash3's 32-bit finalizer, the GPU coloring's hash of a row for its ties.
+fn murmur_finalizer(mut h: u32) -> u32 {
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^ (h >> 16)
+}
+
 fn cycle(n: usize) -> Csr<f64> {
     let mut row_ptr = vec![0u32];
     let (mut cols, mut values) = (Vec::new(), Vec::new());
@@ -290,15 +324,21 @@ fn symgs_gpu_coloring_is_proper_and_compact() {
                 greedy.count
             );
         }
+        let t = a.transpose();
+        let symmetric = t.row_ptr() == a.row_ptr() && t.col_indices() == a.col_indices();
         if a.rows() <= ROW_ORDER_ROUNDS as usize {
-            let t = a.transpose();
-            let symmetric = t.row_ptr() == a.row_ptr() && t.col_indices() == a.col_indices();
             let degree = |i: usize| a.row_len(i) + if symmetric { 0 } else { t.row_len(i) };
             let mut order: Vec<usize> = (0..a.rows()).collect();
             order.sort_by_key(|&i| (std::cmp::Reverse(degree(i)), i));
             let got = color(&gpu, a, ColoringMethod::JonesPlassmann).unwrap();
             assert_eq!(got, greedy_coloring_in_order(a, order), "{name}");
         }
+        // Smallest-last: the greedy coloring by rank, ties by the rows' hash.
+        let rank = smallest_last_ranks(a, (!symmetric).then_some(&t));
+        let mut order: Vec<usize> = (0..a.rows()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse((rank[i] as u64) << 32 | murmur_finalizer(i as u32) as u64));
+        let got = color(&gpu, a, ColoringMethod::SmallestLast).unwrap();
+        assert_eq!(got, greedy_coloring_in_order(a, order), "smallest-last coloring of {name}");
     }
     // Bipartite patterns: the parity of their breadth-first levels 2-colors them, where
     // Jones-Plassmann takes more colors in a random row order (the renumbered 7-point

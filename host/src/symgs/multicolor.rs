@@ -723,7 +723,8 @@ fn color_states<T: Scalar>(
 /// The order of a grouped copy's groups.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum GroupOrder {
-    /// As numbered (levels, whose order is the sweep's).
+    /// As numbered: levels, whose order is the sweep's, and node blocks, whose last color is
+    /// relaxed both ways in one launch (a large one there made sweeps slower, PERF.md).
     AsNumbered,
     /// Colors: the largest last ([`largest_last`]), its rows' states renumbered to match.
     LargestLast,
