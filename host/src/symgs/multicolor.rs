@@ -522,61 +522,36 @@ fn rounds_until_all(
 }
 
 /// Each row's smallest-last rank (`kernels::sl_peel`), from the uncolored states of
-/// `jp_init` (which hold the degrees); None past [`MAX_ROUNDS`] rounds of peeling. The
-/// rounds are replayed from a CUDA graph, [`ROUNDS_PER_CHECK`] at a time: the peeling runs
-/// thousands of rounds on some matrices, each of three short launches.
+/// `jp_init` (which hold the degrees); None past [`MAX_ROUNDS`] rounds of peeling.
 fn smallest_last_ranks(
     gpu: &Gpu,
     pattern: &Pattern,
     degrees: &CudaSlice<u64>,
 ) -> Result<Option<CudaSlice<u32>>> {
     let (n, rows, launch) = (pattern.n, pattern.n as u32, pattern.peeling_launch(gpu));
-    let (mut degree, mut rank) = (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?);
-    let (mut least, mut round, mut peeled) =
-        (gpu.zeros::<u32>(2)?, gpu.zeros::<u32>(1)?, gpu.zeros::<u32>(1)?);
+    let (mut degree, mut rank, mut least) =
+        (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(2)?);
     // SAFETY (every launch): a state, a degree and a rank per row; two words of `least`, one
-    // round and one counter; valid square patterns.
+    // counter; valid square patterns.
     unsafe { kernels::sl_init(gpu, pattern.launch(), rows, degrees, &mut degree, &mut rank)? };
-    let mut graph = GraphReplay::default();
-    for _ in 0..MAX_ROUNDS / ROUNDS_PER_CHECK {
-        graph.run(gpu, (), |stream| {
-            let queue = gpu.on(stream);
-            for _ in 0..ROUNDS_PER_CHECK {
-                unsafe {
-                    kernels::sl_least(queue, launch, rows, &round, &degree, &rank, &mut least)?;
-                    kernels::sl_peel(
-                        queue,
-                        launch,
-                        rows,
-                        &round,
-                        &degree,
-                        &mut rank,
-                        &mut least,
-                        &mut peeled,
-                    )?;
-                    kernels::sl_unlink(
-                        queue,
-                        launch,
-                        rows,
-                        &round,
-                        pattern.transposed,
-                        pattern.row_ptr,
-                        pattern.col_idx,
-                        pattern.t_row_ptr,
-                        pattern.t_col_idx,
-                        &mut degree,
-                        &rank,
-                    )?;
-                    kernels::sl_next_round(queue, Launch::linear(1, 32), &mut round)?;
-                }
-            }
-            Ok(())
-        })?;
-        if gpu.download(&peeled)?[0] as usize >= n {
-            return Ok(Some(rank));
-        }
-    }
-    Ok(None)
+    let finished = rounds_until_all(gpu, n, |round, peeled| unsafe {
+        kernels::sl_least(gpu, launch, rows, round, &degree, &rank, &mut least)?;
+        kernels::sl_peel(gpu, launch, rows, round, &degree, &mut rank, &mut least, peeled)?;
+        kernels::sl_unlink(
+            gpu,
+            launch,
+            rows,
+            round,
+            pattern.transposed,
+            pattern.row_ptr,
+            pattern.col_idx,
+            pattern.t_row_ptr,
+            pattern.t_col_idx,
+            &mut degree,
+            &rank,
+        )
+    })?;
+    Ok(finished.then_some(rank))
 }
 
 /// A matrix renumbered color by color, with what it takes to go back and forth.

@@ -210,13 +210,10 @@ pub unsafe fn sl_init(rows: u32, state: *const u64, degree: *mut u32, rank: *mut
 }
 
 /// The smallest degree of the rows left, as its complement (`atomic::max_u32` of !degree) in
-/// `least[round % 2]` (zeroed before). The peeling's kernels read the round from device memory
-/// (`*round`, which `sl_next_round` advances) so that a CUDA graph can replay the rounds.
-/// Launch: any number of whole warps, grid-strided over the rows (one atomic per warp).
+/// `least[round % 2]` (zeroed before). Launch: any number of whole warps, grid-strided over
+/// the rows (one atomic per warp).
 #[gpu::kernel]
-pub unsafe fn sl_least(rows: u32, round: *const u32, degree: *const u32, rank: *const u32, least: *mut u32) {
-    // SAFETY: one word, not written in this launch.
-    let round = unsafe { *round };
+pub unsafe fn sl_least(rows: u32, round: u32, degree: *const u32, rank: *const u32, least: *mut u32) {
     let mut complement = 0;
     let mut i = index_1d();
     while i < rows {
@@ -239,14 +236,12 @@ pub unsafe fn sl_least(rows: u32, round: *const u32, degree: *const u32, rank: *
 #[gpu::kernel]
 pub unsafe fn sl_peel(
     rows: u32,
-    round: *const u32,
+    round: u32,
     degree: *const u32,
     rank: *mut u32,
     least: *mut u32,
     peeled: *mut u32,
 ) {
-    // SAFETY: one word, not written in this launch.
-    let round = unsafe { *round };
     // SAFETY: `least` holds two words.
     let smallest = unsafe { !*least.add((round % 2) as usize) };
     if index_1d() == 0 {
@@ -274,7 +269,7 @@ pub unsafe fn sl_peel(
 #[gpu::kernel]
 pub unsafe fn sl_unlink(
     rows: u32,
-    round: *const u32,
+    round: u32,
     transposed: u32,
     row_ptr: *const u32,
     col_idx: *const u32,
@@ -283,8 +278,6 @@ pub unsafe fn sl_unlink(
     degree: *mut u32,
     rank: *const u32,
 ) {
-    // SAFETY: one word, not written in this launch.
-    let round = unsafe { *round };
     let mut i = index_1d();
     while i < rows {
         // SAFETY: i < rows; rows of valid square patterns; a degree and a rank per row. The
@@ -308,15 +301,6 @@ pub unsafe fn sl_unlink(
             }
         }
         i += grid_size_1d();
-    }
-}
-
-/// The peeling's next round: `*round += 1`. Launch: one thread.
-#[gpu::kernel]
-pub unsafe fn sl_next_round(round: *mut u32) {
-    if index_1d() == 0 {
-        // SAFETY: one word.
-        unsafe { *round += 1 };
     }
 }
 
