@@ -243,7 +243,6 @@ fn symgs_gpu_level_analysis_matches_the_cpu() {
     }
 }
 
-/// The Laplacian (+ I) of a cycle of n rows: bipartite exactly where n is even.
 /// The GPU's smallest-last ranks, peeled round by round: every row left whose degree (its row
 /// length, plus its length in A^T where given: the unsymmetric case) among the rows left is
 /// the smallest takes the round as its rank; its neighbours then lose one for each entry.
@@ -278,6 +277,7 @@ fn murmur_finalizer(mut h: u32) -> u32 {
     h ^ (h >> 16)
 }
 
+/// The Laplacian (+ I) of a cycle of n rows: bipartite exactly where n is even.
 fn cycle(n: usize) -> Csr<f64> {
     let mut row_ptr = vec![0u32];
     let (mut cols, mut values) = (Vec::new(), Vec::new());
