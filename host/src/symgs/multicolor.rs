@@ -713,15 +713,14 @@ fn color_states<T: Scalar>(
     if method == ColoringMethod::Greedy {
         let coloring = greedy_coloring(&host_pattern()?);
         let state: Vec<u64> = coloring.colors.iter().map(|&c| c as u64).collect();
-        Ok((gpu.upload(&state)?, coloring.count))
-    } else {
-        let transpose = if m.pattern_symmetric(gpu)? { None } else { Some(host_pattern()?.transpose()) };
-        jones_plassmann_states(gpu, n, &csr.row_ptr, &csr.col_idx, method, transpose)
+        return Ok((gpu.upload(&state)?, coloring.count));
     }
+    let transpose = if m.pattern_symmetric(gpu)? { None } else { Some(host_pattern()?.transpose()) };
+    jones_plassmann_states(gpu, n, &csr.row_ptr, &csr.col_idx, method, transpose)
 }
 
 /// The order of a grouped copy's groups.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub(crate) enum GroupOrder {
     /// As numbered: levels, whose order is the sweep's, and node blocks, whose last color is
     /// relaxed both ways in one launch (a large one there made sweeps slower, PERF.md).
@@ -753,10 +752,13 @@ fn sort_by_color(
     for place in [0, 1] {
         if place == 1 {
             let (mut rows_at, mut nnz_at) = (gpu.download(&row_base)?, gpu.download(&nnz_base)?);
-            let totals: Vec<u32> = rows_at.chunks(chunks).map(|c| c.iter().sum()).collect();
-            if order == GroupOrder::LargestLast
-                && let Some(places) = largest_last(&totals)
-            {
+            let places = match order {
+                GroupOrder::AsNumbered => None,
+                GroupOrder::LargestLast => {
+                    largest_last(&rows_at.chunks(chunks).map(|c| c.iter().sum()).collect::<Vec<u32>>())
+                }
+            };
+            if let Some(places) = places {
                 // SAFETY: a state per row, its color below `colors`; a place per color.
                 unsafe { kernels::recolor(gpu, Launch::linear(n, 256), rows, &gpu.upload(&places)?, state)? };
                 for counts in [&mut rows_at, &mut nnz_at] {
