@@ -54,9 +54,10 @@ enum Command {
     Spmv(SpmvArgs),
     /// C = A B for random m x k and k x n matrices with one kernel.
     Gemm(GemmArgs),
-    /// Symmetric Gauss-Seidel sweeps on A x = A 1 from x = 0, with one smoother.
+    /// Symmetric Gauss-Seidel sweeps on A x = b from x = 0, with one smoother (b: integers 1 to
+    /// 5, the bench's right-hand side).
     Symgs(SymgsArgs),
-    /// Conjugate gradients on A x = A 1, preconditioned by one sweep of a smoother.
+    /// Conjugate gradients on A x = b (as for symgs), preconditioned by one sweep of a smoother.
     Pcg(SymgsArgs),
     /// A x = b by Gaussian elimination with partial pivoting (manufactured solution).
     Solve(SolveArgs),
@@ -547,7 +548,9 @@ fn run_gemm<T: Scalar + CublasGemm>(args: &GemmArgs) -> Result<()> {
     Ok(())
 }
 
-/// `symgs` (sweeps) or, with `pcg`, a preconditioned CG solve, on A x = A 1 from x = 0.
+/// `symgs` (sweeps) or, with `pcg`, a preconditioned CG solve, on A x = r from x = 0. r is the
+/// bench's right-hand side, not A 1: on a graph Laplacian plus the identity A 1 = 1, an
+/// eigenvector, which CG solves in one iteration.
 fn symgs<T: Scalar>(args: &SymgsArgs, pcg: bool) -> Result<()> {
     use rgla::symgs::cpu::{CpuSymgs, residual_norm};
     use rgla::symgs::pcg::{PcgOptions, pcg_cpu, pcg_gpu};
@@ -561,9 +564,7 @@ fn symgs<T: Scalar>(args: &SymgsArgs, pcg: bool) -> Result<()> {
         (None, None) => unreachable!("clap requires --matrix or --generate"),
     };
     let cpu = CpuSymgs::new(&a)?; // checks square, full nonzero diagonal, finite values
-    let ones = vec![T::ONE; a.cols()];
-    let mut r = vec![T::ZERO; a.rows()];
-    cpu::csr_serial(&a, &ones, &mut r)?;
+    let r = rgla::sparse::generate::vector_1_to_5::<T>(a.rows(), 3);
     println!("{name}: {} x {}, {} nnz; {} {}", a.rows(), a.cols(), a.nnz(), args.variant, T::NAME);
     let options = PcgOptions { tolerance: args.tolerance, max_iterations: args.max_iterations };
 
