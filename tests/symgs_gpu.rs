@@ -15,8 +15,8 @@ use rgla::symgs::cpu::{CpuSymgs, checked_diagonal, residual_norm};
 use rgla::symgs::level_copies::{LevelCopySmoother, MAX_LEVELS};
 use rgla::symgs::levels::{LevelSmoother, levels_cpu, levels_gpu};
 use rgla::symgs::multicolor::{
-    ColoringMethod, CopyForm, EXACT_PEELING_ROUNDS, MulticolorOrder, MulticolorSmoother, ROW_ORDER_ROUNDS,
-    color, greedy_coloring, greedy_coloring_in_order,
+    ColoringMethod, CopyForm, MulticolorOrder, MulticolorSmoother, ROW_ORDER_ROUNDS, color, greedy_coloring,
+    greedy_coloring_in_order,
 };
 use rgla::symgs::pcg::{PcgOptions, pcg_cpu, pcg_gpu};
 use rgla::symgs::ready_done::ReadyDoneSmoother;
@@ -245,8 +245,7 @@ fn symgs_gpu_level_analysis_matches_the_cpu() {
 
 /// The GPU's smallest-last ranks, peeled round by round: every row left whose degree (its row
 /// length, plus its length in A^T where given: the unsymmetric case) among the rows left is
-/// the smallest, or from round `EXACT_PEELING_ROUNDS` at most one more, takes the round as its
-/// rank; its neighbours then lose one for each entry.
+/// the smallest takes the round as its rank; its neighbours then lose one for each entry.
 fn smallest_last_ranks(a: &Csr<f64>, transpose: Option<&Csr<f64>>) -> Vec<u32> {
     let patterns: Vec<&Csr<f64>> = std::iter::once(a).chain(transpose).collect();
     let mut degree: Vec<usize> = (0..a.rows()).map(|i| patterns.iter().map(|p| p.row_len(i)).sum()).collect();
@@ -254,8 +253,7 @@ fn smallest_last_ranks(a: &Csr<f64>, transpose: Option<&Csr<f64>>) -> Vec<u32> {
     for round in 0.. {
         let left = || (0..a.rows()).filter(|&i| rank[i] == u32::MAX);
         let Some(smallest) = left().map(|i| degree[i]).min() else { break };
-        let within = usize::from(round >= EXACT_PEELING_ROUNDS);
-        let peeled: Vec<usize> = left().filter(|&i| degree[i] <= smallest + within).collect();
+        let peeled: Vec<usize> = left().filter(|&i| degree[i] == smallest).collect();
         peeled.iter().for_each(|&i| rank[i] = round);
         for &i in &peeled {
             for p in &patterns {
@@ -309,7 +307,7 @@ fn symgs_gpu_coloring_is_proper_and_compact() {
         ("random 300, 150/row".to_string(), generate::random_uniform(300, 300, 150, 6).unwrap()),
         ("power law 20000".to_string(), generate::power_law(20_000, 2, 2000, 1.5, 7).unwrap()),
         ("random spd 200000 27/row".to_string(), generate::random_spd(200_000, 27, 1).unwrap()),
-        // A mesh peels for more than EXACT_PEELING_ROUNDS rounds.
+        // A mesh, which peels for over a thousand rounds.
         (
             "delaunay 60000".to_string(),
             generate::shuffle(&generate::delaunay(60_000, 3).unwrap(), 2).unwrap(),

@@ -23,10 +23,9 @@
 //! colors it, unless bipartite, in smallest-last order (`jp-sl`, peeled on the GPU), which
 //! gives renumbered meshes fewer colors (a FEM matrix 32 instead of 44, a renumbered 27-point
 //! stencil 13 instead of 18, a renumbered 7-point Laplacian 4 instead of 6, Delaunay 5 instead
-//! of 7) for a setup of as many rounds as the peeling takes (PERF.md; a long peeling takes rows
-//! within one of the smallest degree after [`EXACT_PEELING_ROUNDS`]); where the peeling or the
-//! coloring by its ranks passes [`MAX_ROUNDS`] (a band of even rows peels a few rows a round
-//! from its ends), by degree as in row order. In a mesh's own order Jones-Plassmann's row-order ties follow a
+//! of 7) for a setup of as many rounds as the peeling takes (PERF.md); where the peeling
+//! passes [`MAX_ROUNDS`] (a band of even rows peels a few rows a round from its ends), by
+//! degree as in row order. In a mesh's own order Jones-Plassmann's row-order ties follow a
 //! wavefront (8 colors on the 27-point stencil, smallest-last 13). The host's greedy coloring
 //! in row order stays as the reference (47 colors on the random matrix: its high-degree late
 //! rows come last). Hashed priorities alone (Jones-Plassmann-Luby) take the fewest rounds but
@@ -176,13 +175,6 @@ const LEVELS_PER_LOOK: u32 = 16;
 /// this many rounds.
 pub const MAX_ROUNDS: u32 = 16384;
 
-/// Rounds of the smallest-last peeling that take only the rows of the smallest degree; the
-/// rounds after take the rows within one of it too. A mesh peels from a front, thousands of
-/// rounds of a few rows each, whose degrees differ by one; taking both cuts those rounds by 3
-/// to 4 times with as many colors, while the peelings that end sooner (random matrices, where
-/// taking both costs a color) keep to the exact order (PERF.md).
-pub const EXACT_PEELING_ROUNDS: u32 = 512;
-
 /// Rows per warp of the GPU's sort by color.
 pub const CHUNK_ROWS: u32 = 1024;
 
@@ -320,37 +312,22 @@ fn jones_plassmann_states<U: Scalar>(
     let priorities = match method {
         ColoringMethod::JonesPlassmann | ColoringMethod::Auto => row_order,
         // The states hold the degrees: they become the ranks, colored highest first. Where the
-        // peeling, or the coloring by its ranks, takes too many rounds (a band of even rows
-        // peels a few rows a round from its ends, and its ranks then chain along the band),
-        // `Auto` colors by degree instead.
-        ColoringMethod::SmallestLast => {
-            if let Some(rank) = smallest_last_ranks(gpu, &pattern, &state)? {
+        // peeling takes too many rounds (a band of even rows peels a few rows a round from its
+        // ends), `Auto` colors by degree instead.
+        ColoringMethod::SmallestLast => match smallest_last_ranks(gpu, &pattern, &state)? {
+            Some(rank) => {
                 // SAFETY: a rank and a state per row.
                 unsafe { kernels::sl_state(gpu, pattern.launch(), n as u32, &rank, &mut state)? };
-                if let Some(count) = jp_rounds(gpu, &pattern, (1, 0), &mut state)? {
-                    return Ok((state, count));
-                }
+                (1, 0)
             }
-            if !auto {
+            None if auto => row_order,
+            None => {
                 return Err(too_many(
-                    "unranked or uncolored",
+                    "unranked",
                     "by degree (ColoringMethod::JonesPlassmann, `--coloring jp`)",
                 ));
             }
-            // SAFETY: as for the first `jp_init`.
-            unsafe {
-                kernels::jp_init(
-                    gpu,
-                    pattern.launch(),
-                    n as u32,
-                    pattern.transposed,
-                    row_ptr,
-                    t_row_ptr,
-                    &mut state,
-                )?
-            };
-            row_order
-        }
+        },
         _ => (0, 0),
     };
     let count = jp_rounds(gpu, &pattern, priorities, &mut state)?
@@ -559,8 +536,7 @@ fn smallest_last_ranks(
     unsafe { kernels::sl_init(gpu, pattern.launch(), rows, degrees, &mut degree, &mut rank)? };
     let finished = rounds_until_all(gpu, n, |round, peeled| unsafe {
         kernels::sl_least(gpu, launch, rows, round, &degree, &rank, &mut least)?;
-        let within = (round >= EXACT_PEELING_ROUNDS) as u32;
-        kernels::sl_peel(gpu, launch, rows, round, within, &degree, &mut rank, &mut least, peeled)?;
+        kernels::sl_peel(gpu, launch, rows, round, &degree, &mut rank, &mut least, peeled)?;
         kernels::sl_unlink(
             gpu,
             launch,

@@ -190,8 +190,8 @@ fn count_per_warp(count: u32, counter: *mut u32) {
 }
 
 /// Smallest-last priorities (Matula and Beck's ordering, peeled in parallel): round after
-/// round, every row left whose degree among the rows left is the smallest (after the host's
-/// first rounds, or at most one more) takes the round as its rank, and leaves. Coloring the rows in decreasing rank then colors the sparse parts
+/// round, every row left whose degree among the rows left is the smallest takes the round as
+/// its rank, and leaves. Coloring the rows in decreasing rank then colors the sparse parts
 /// last, where colors are free: 32 instead of 44 colors on a renumbered FEM matrix, 4 instead
 /// of 6 on a renumbered 7-point Laplacian (PERF.md).
 ///
@@ -230,21 +230,20 @@ pub unsafe fn sl_least(rows: u32, round: u32, degree: *const u32, rank: *const u
     }
 }
 
-/// Round `round` of the peeling: the rows left of the smallest degree, or of at most `within`
-/// more, take rank `round` and are counted in `peeled`; `least` for the next round is zeroed.
-/// Launch: any number of whole warps, grid-strided over the rows.
+/// Round `round` of the peeling: the rows left of the smallest degree take rank `round` and
+/// are counted in `peeled`; `least` for the next round is zeroed. Launch: any number of whole
+/// warps, grid-strided over the rows.
 #[gpu::kernel]
 pub unsafe fn sl_peel(
     rows: u32,
     round: u32,
-    within: u32,
     degree: *const u32,
     rank: *mut u32,
     least: *mut u32,
     peeled: *mut u32,
 ) {
     // SAFETY: `least` holds two words.
-    let largest_peeled = unsafe { !*least.add((round % 2) as usize) }.saturating_add(within);
+    let smallest = unsafe { !*least.add((round % 2) as usize) };
     if index_1d() == 0 {
         // SAFETY: as above; no thread of this launch reads that word.
         unsafe { *least.add(((round + 1) % 2) as usize) = 0 };
@@ -254,7 +253,7 @@ pub unsafe fn sl_peel(
     while i < rows {
         // SAFETY: i < rows, the length of both.
         unsafe {
-            if *rank.add(i as usize) == u32::MAX && *degree.add(i as usize) <= largest_peeled {
+            if *rank.add(i as usize) == u32::MAX && *degree.add(i as usize) <= smallest {
                 *rank.add(i as usize) = round;
                 count += 1;
             }
