@@ -181,8 +181,9 @@ pub const CHUNK_ROWS: u32 = 1024;
 /// Rounds queued between two checks of how many rows are colored (extra rounds are no-ops).
 const ROUNDS_PER_CHECK: u32 = 16;
 
-/// Blocks of 256 threads per SM of the smallest-last peeling's kernels (a full SM).
-const PEELING_BLOCKS_PER_SM: u32 = 8;
+/// Blocks of 256 threads per SM of the kernels that stride over the rows or a queue of them
+/// round after round (the peeling's, Jones-Plassmann's rounds): a full SM.
+const STRIDING_BLOCKS_PER_SM: u32 = 8;
 
 /// Colors `a` (square) with `method`: on the GPU for the Jones-Plassmann methods.
 pub fn color<T: Scalar>(gpu: &Gpu, a: &Csr<T>, method: ColoringMethod) -> Result<Coloring> {
@@ -443,12 +444,12 @@ impl Pattern<'_> {
         Launch::linear(self.n, 256)
     }
 
-    /// The peeling's kernels, grid-strided over the rows: as many blocks of 256 as the GPU
-    /// holds at once, or fewer for fewer rows. The peeling runs thousands of rounds on some
-    /// matrices, each a few loads a row, and a launch of a block per 256 rows spent most of its
-    /// time starting blocks (PERF.md).
-    fn peeling_launch(&self, gpu: &Gpu) -> Launch {
-        let blocks = (gpu.props().sm_count * PEELING_BLOCKS_PER_SM) as usize;
+    /// The kernels run round after round, grid-strided over the rows or a queue of them: as
+    /// many blocks of 256 as the GPU holds at once, or fewer for fewer rows. The peeling runs
+    /// thousands of rounds on some matrices, each a few loads a row, and a launch of a block
+    /// per 256 rows spent most of its time starting blocks (PERF.md).
+    fn striding_launch(&self, gpu: &Gpu) -> Launch {
+        let blocks = (gpu.props().sm_count * STRIDING_BLOCKS_PER_SM) as usize;
         Launch::linear(self.n.min(256 * blocks), 256)
     }
 }
@@ -464,21 +465,30 @@ fn color_count(gpu: &Gpu, state: &CudaSlice<u64>) -> Result<usize> {
 }
 
 /// Jones-Plassmann rounds with priorities `(degree_first, row_order_rounds)` until every row
-/// is colored: the number of colors, None past [`MAX_ROUNDS`] rounds.
+/// is colored: the number of colors, None past [`MAX_ROUNDS`] rounds. Each row waits on a
+/// count of its neighbours of higher priority, and joins a queue on the device when the last
+/// of them is colored: a round colors only the rows that became free in the round before
+/// (`kernels::jp_round`), and the queue is counted again where the ties change from row order
+/// to hashes (`kernels::jp_ready`).
 fn jp_rounds(
     gpu: &Gpu,
     pattern: &Pattern,
     (degree_first, row_order_rounds): (u32, u32),
     state: &mut CudaSlice<u64>,
 ) -> Result<Option<usize>> {
-    let finished = rounds_until_all(gpu, pattern.n, |round, colored| {
-        // SAFETY: valid square patterns (A, and A^T or A again), a state per row, one
-        // counter; blocks of 256.
-        unsafe {
-            kernels::jp_round(
+    let n = pattern.n;
+    let (mut waiting, mut found, mut bounds) =
+        (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(3)?);
+    let (frontier_launch, one) = (pattern.striding_launch(gpu), Launch::linear(1, 32));
+    // SAFETY (every launch): valid square patterns (A, and A^T or A again), a state, a count
+    // and a queue slot per row, the queue's three bounds, one counter.
+    let finished = rounds_until_all(gpu, n, |round, colored| unsafe {
+        if round == 0 || round == row_order_rounds {
+            gpu.memset_zeros(&mut bounds)?;
+            kernels::jp_ready(
                 gpu,
                 pattern.launch(),
-                pattern.n as u32,
+                n as u32,
                 round,
                 degree_first,
                 row_order_rounds,
@@ -488,9 +498,30 @@ fn jp_rounds(
                 pattern.t_row_ptr,
                 pattern.t_col_idx,
                 state,
-                colored,
-            )
+                &mut waiting,
+                &mut bounds,
+                &mut found,
+            )?;
+            kernels_bfs::bfs_advance(gpu, one, &mut bounds)?;
         }
+        kernels::jp_round(
+            gpu,
+            frontier_launch,
+            round,
+            degree_first,
+            row_order_rounds,
+            pattern.transposed,
+            pattern.row_ptr,
+            pattern.col_idx,
+            pattern.t_row_ptr,
+            pattern.t_col_idx,
+            state,
+            &mut waiting,
+            &mut bounds,
+            &mut found,
+            colored,
+        )?;
+        kernels_bfs::bfs_advance(gpu, one, &mut bounds)
     })?;
     if !finished {
         return Ok(None);
@@ -528,7 +559,7 @@ fn smallest_last_ranks(
     pattern: &Pattern,
     degrees: &CudaSlice<u64>,
 ) -> Result<Option<CudaSlice<u32>>> {
-    let (n, rows, launch) = (pattern.n, pattern.n as u32, pattern.peeling_launch(gpu));
+    let (n, rows, launch) = (pattern.n, pattern.n as u32, pattern.striding_launch(gpu));
     let (mut degree, mut rank, mut least) =
         (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(2)?);
     // SAFETY (every launch): a state, a degree and a rank per row; two words of `least`, one

@@ -11,7 +11,7 @@ use abi::symgs::{
     BACKWARD, BACKWARD_KEEPING_UPPER, FORWARD_FROM_ZERO, FORWARD_KEPT_UPPER, RELAX_COLOR_THREADS,
 };
 
-use crate::device::memory::{load_evict_first, load_nc, load_volatile, store_volatile};
+use crate::device::memory::{load_evict_first, load_nc};
 use crate::device::thread::{
     WARP_SIZE, block_idx_x, grid_dim_x, grid_size_1d, index_1d, lane_id, sync_threads, warp_index_1d,
 };
@@ -68,59 +68,51 @@ pub(crate) fn mix(mut h: u32) -> u32 {
     h ^ (h >> 16)
 }
 
-/// Scans the neighbours `col_idx[start..end]` of uncolored row `row` (priority `key`) in
-/// `round`: `None` if one not colored before this round has a higher priority (the row waits),
-/// else the colors in `base..base + 64` that neighbours colored earlier hold, as bits.
-///
-/// # Safety
-/// `start..end` is a row of a valid pattern whose columns are < rows; `state` has rows entries.
-#[inline(always)]
-unsafe fn scan_neighbours(
-    row: u32,
-    key: u64,
-    (start, end): (u32, u32),
+/// A square pattern's neighbour lists: row i's columns in A, and in A^T where
+/// `transposed != 0` (unsymmetric patterns: the host passes A^T's pattern).
+#[derive(Clone, Copy)]
+struct Adjacency {
+    transposed: u32,
+    row_ptr: *const u32,
     col_idx: *const u32,
-    state: *const u64,
-    (round, degree_first, row_order_rounds, base): (u32, u32, u32, u32),
-) -> Option<u64> {
-    let mut used = 0u64;
-    for k in start..end {
-        // SAFETY: k < end <= nnz; the column is a row index (square matrix).
-        let j = unsafe { load_nc(col_idx.add(k as usize)) };
-        if j == row {
-            continue;
-        }
-        // Other threads store states in this launch: a volatile load sees either the state
-        // before the round or the one stored in it, and the decision is the same with both.
-        let s = unsafe { load_volatile(state.add(j as usize)) };
-        if s & UNCOLORED != 0 {
-            if priority(s, j, round, degree_first, row_order_rounds) > key {
-                return None;
-            }
-        } else if (s >> 32) as u32 == round {
-            // Colored in this round, so it beat all its uncolored neighbours, this row too.
-            return None;
-        } else {
-            let color = (s as u32).wrapping_sub(base);
-            if color < 64 {
-                used |= 1 << color;
-            }
-        }
-    }
-    Some(used)
+    t_row_ptr: *const u32,
+    t_col_idx: *const u32,
 }
 
-/// One Jones-Plassmann round: every uncolored row whose priority beats those of all its
-/// neighbours uncolored at the start of the round takes the smallest color no neighbour
-/// holds, and adds itself to `colored`. Two neighbours never both win a round, so a winner's
-/// colored neighbours were all colored in earlier rounds: the result does not depend on the
-/// timing of the threads, and is the greedy (first-fit) coloring in priority order.
-/// Neighbours: the columns of A's row, and of A^T's when `transposed != 0`. Launch: a thread
-/// per row, blocks a multiple of 32 (the winners are counted per warp). A thread per row, not
-/// a grid-strided loop as in the peeling: a row may scan many neighbours, and a thread that
-/// scanned several rows in turn made the rounds slower (PERF.md).
+impl Adjacency {
+    /// Calls `visit(j)` for each neighbour j != i, once per entry.
+    ///
+    /// # Safety
+    /// i < rows; valid square patterns (columns < rows).
+    #[inline(always)]
+    unsafe fn visit(self, i: u32, mut visit: impl FnMut(u32)) {
+        let mut row = |pointers: *const u32, columns: *const u32| {
+            // SAFETY: the caller's bounds.
+            unsafe {
+                for k in load_nc(pointers.add(i as usize))..load_nc(pointers.add(i as usize + 1)) {
+                    let j = load_nc(columns.add(k as usize));
+                    if j != i {
+                        visit(j);
+                    }
+                }
+            }
+        };
+        // Two calls, not a loop over an array of the two patterns: that array went to local
+        // memory (a stack frame).
+        row(self.row_ptr, self.col_idx);
+        if self.transposed != 0 {
+            row(self.t_row_ptr, self.t_col_idx);
+        }
+    }
+}
+
+/// Where the rounds start, or where the priorities change in round `round` (row order to
+/// hashed ties): `waiting[i]` = the neighbours of each uncolored row i of higher priority (of
+/// A's row, and of A^T's when `transposed != 0`, counted once per entry), and the rows with
+/// none appended to the queue `found` at `bounds[2]` (zeroed before; [`jp_round`] reads it).
+/// Launch: a thread per row.
 #[gpu::kernel]
-pub unsafe fn jp_round(
+pub unsafe fn jp_ready(
     rows: u32,
     round: u32,
     degree_first: u32,
@@ -130,53 +122,106 @@ pub unsafe fn jp_round(
     col_idx: *const u32,
     t_row_ptr: *const u32,
     t_col_idx: *const u32,
-    state: *mut u64,
-    colored: *mut u32,
+    state: *const u64,
+    waiting: *mut u32,
+    bounds: *mut u32,
+    found: *mut u32,
 ) {
     let i = index_1d();
-    let mut won = false;
-    if i < rows {
-        let r = i as usize;
-        // SAFETY: i < rows; only this thread stores state[i].
-        let own = unsafe { *state.add(r) };
-        if own & UNCOLORED != 0 {
-            let key = priority(own, i, round, degree_first, row_order_rounds);
-            // SAFETY: i < rows; both patterns have rows + 1 row pointers.
-            let (a_row, t_row) = unsafe {
-                (
-                    (load_nc(row_ptr.add(r)), load_nc(row_ptr.add(r + 1))),
-                    (load_nc(t_row_ptr.add(r)), load_nc(t_row_ptr.add(r + 1))),
-                )
-            };
-            // Colors in windows of 64: a second window only when 64 neighbours hold 0..64.
-            let mut base = 0u32;
-            loop {
-                let params = (round, degree_first, row_order_rounds, base);
-                // SAFETY: rows of valid patterns of a square matrix; state has rows entries.
-                let used = unsafe {
-                    scan_neighbours(i, key, a_row, col_idx, state, params).and_then(|used| {
-                        if transposed == 0 {
-                            Some(used)
-                        } else {
-                            scan_neighbours(i, key, t_row, t_col_idx, state, params).map(|t| used | t)
-                        }
-                    })
-                };
-                match used {
-                    None => break,
-                    Some(used) if used != u64::MAX => {
-                        let color = base + (!used).trailing_zeros();
-                        // SAFETY: i < rows.
-                        unsafe { store_volatile(state.add(r), (round as u64) << 32 | color as u64) };
-                        won = true;
-                        break;
-                    }
-                    Some(_) => base += 64,
-                }
-            }
+    // SAFETY: i < rows, the length of `state` and `waiting`.
+    if i >= rows || unsafe { *state.add(i as usize) } & UNCOLORED == 0 {
+        return;
+    }
+    let key = priority(unsafe { *state.add(i as usize) }, i, round, degree_first, row_order_rounds);
+    let adjacency = Adjacency { transposed, row_ptr, col_idx, t_row_ptr, t_col_idx };
+    let mut higher = 0;
+    // SAFETY: i < rows; valid square patterns; a state per row.
+    unsafe {
+        adjacency.visit(i, |j| {
+            let s = *state.add(j as usize);
+            higher +=
+                (s & UNCOLORED != 0 && priority(s, j, round, degree_first, row_order_rounds) > key) as u32;
+        })
+    };
+    // SAFETY: only this thread writes waiting[i]; the queue holds every row at most once.
+    unsafe {
+        *waiting.add(i as usize) = higher;
+        if higher == 0 {
+            *found.add(atomic::add(bounds.add(2), 1u32) as usize) = i;
         }
     }
-    count_per_warp(won as u32, colored);
+}
+
+/// One Jones-Plassmann round: every row of the queue's frontier `found[bounds[0]..bounds[1]]`,
+/// whose neighbours of higher priority are all colored, takes the smallest color none of its
+/// neighbours holds and counts itself in `colored`; each of its uncolored neighbours, all of
+/// lower priority, then waits on one row fewer, and joins the queue (`bounds[2]`) when it waits
+/// on none. Two rows of a frontier are never neighbours, so the result does not depend on
+/// the timing of the threads: the greedy (first-fit) coloring in priority order, each row
+/// colored in the round in which every neighbour of higher priority had been colored before.
+/// Neighbours: the columns of A's row, and of A^T's when `transposed != 0`. Launch: any number
+/// of whole warps, grid-strided over the frontier; then `breadth_first::bfs_advance`.
+#[gpu::kernel]
+pub unsafe fn jp_round(
+    round: u32,
+    degree_first: u32,
+    row_order_rounds: u32,
+    transposed: u32,
+    row_ptr: *const u32,
+    col_idx: *const u32,
+    t_row_ptr: *const u32,
+    t_col_idx: *const u32,
+    state: *mut u64,
+    waiting: *mut u32,
+    bounds: *mut u32,
+    found: *mut u32,
+    colored: *mut u32,
+) {
+    // SAFETY (every access): the frontier's rows are < rows, the length of `state` and
+    // `waiting`; valid square patterns; the queue holds every row at most once. A frontier row
+    // alone writes its state, which no other frontier row reads.
+    let (first, end) = unsafe { (*bounds, *bounds.add(1)) };
+    let adjacency = Adjacency { transposed, row_ptr, col_idx, t_row_ptr, t_col_idx };
+    let mut count = 0;
+    let mut p = first + index_1d();
+    while p < end {
+        let i = unsafe { *found.add(p as usize) };
+        let own = unsafe { *state.add(i as usize) };
+        let key = priority(own, i, round, degree_first, row_order_rounds);
+        // Colors in windows of 64: a second window only when 64 neighbours hold 0..64.
+        let mut base = 0u32;
+        let color = loop {
+            let mut used = 0u64;
+            unsafe {
+                adjacency.visit(i, |j| {
+                    let s = *state.add(j as usize);
+                    let color = (s as u32).wrapping_sub(base);
+                    if s & UNCOLORED == 0 && color < 64 {
+                        used |= 1 << color;
+                    }
+                })
+            };
+            if used != u64::MAX {
+                break base + (!used).trailing_zeros();
+            }
+            base += 64;
+        };
+        unsafe {
+            *state.add(i as usize) = (round as u64) << 32 | color as u64;
+            adjacency.visit(i, |j| {
+                let s = *state.add(j as usize);
+                if s & UNCOLORED != 0
+                    && priority(s, j, round, degree_first, row_order_rounds) < key
+                    && atomic::add(waiting.add(j as usize), u32::MAX) == 1
+                {
+                    *found.add(atomic::add(bounds.add(2), 1u32) as usize) = j;
+                }
+            })
+        };
+        count += 1;
+        p += grid_size_1d();
+    }
+    count_per_warp(count, colored);
 }
 
 /// Adds the warp's `count`s to `counter`, one atomic per warp (all its lanes call this).
@@ -278,26 +323,18 @@ pub unsafe fn sl_unlink(
     degree: *mut u32,
     rank: *const u32,
 ) {
+    let adjacency = Adjacency { transposed, row_ptr, col_idx, t_row_ptr, t_col_idx };
     let mut i = index_1d();
     while i < rows {
         // SAFETY: i < rows; rows of valid square patterns; a degree and a rank per row. The
         // ranks read are not written in this launch.
         unsafe {
             if *rank.add(i as usize) == round {
-                let unlink = |pointers: *const u32, columns: *const u32| {
-                    for k in load_nc(pointers.add(i as usize))..load_nc(pointers.add(i as usize + 1)) {
-                        let j = load_nc(columns.add(k as usize));
-                        if j != i && *rank.add(j as usize) == u32::MAX {
-                            atomic::add(degree.add(j as usize), u32::MAX); // minus one
-                        }
+                adjacency.visit(i, |j| {
+                    if *rank.add(j as usize) == u32::MAX {
+                        atomic::add(degree.add(j as usize), u32::MAX); // minus one
                     }
-                };
-                // Two calls, not a loop over an array of the two patterns: that array went to
-                // local memory (a stack frame).
-                unlink(row_ptr, col_idx);
-                if transposed != 0 {
-                    unlink(t_row_ptr, t_col_idx);
-                }
+                });
             }
         }
         i += grid_size_1d();
