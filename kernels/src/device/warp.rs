@@ -154,6 +154,38 @@ pub fn reduce_sum_groups<T: Shuffle + core::ops::Add<Output = T>>(mut value: T, 
     value
 }
 
+/// Bitwise or over the 32 lanes; every lane gets it.
+#[inline(always)]
+pub fn reduce_or<T: Shuffle + core::ops::BitOr<Output = T>>(mut value: T) -> T {
+    let mut offset = 16;
+    while offset > 0 {
+        value = value | shuffle_xor(value, offset);
+        offset /= 2;
+    }
+    value
+}
+
+/// Appends `value` to `queue` at `*tail` for every lane that passes `predicate`, one atomic
+/// per warp (all lanes call this together).
+///
+/// # Safety
+/// `tail` is a valid counter and `queue` has room for every value appended.
+#[inline(always)]
+pub unsafe fn append(predicate: bool, value: u32, tail: *mut u32, queue: *mut u32) {
+    let lanes = ballot(predicate);
+    if lanes == 0 {
+        return;
+    }
+    let lane = crate::device::thread::lane_id();
+    let first = if lane == 0 { unsafe { crate::device::atomic::add(tail, lanes.count_ones()) } } else { 0 };
+    let first = shuffle_idx(first, 0);
+    if predicate {
+        let before = (lanes & ((1u32 << lane) - 1)).count_ones();
+        // SAFETY: the caller's room.
+        unsafe { *queue.add((first + before) as usize) = value };
+    }
+}
+
 /// Maximum over the 32 lanes; every lane gets it.
 #[inline(always)]
 pub fn reduce_max<T: Shuffle + PartialOrd>(mut value: T) -> T {

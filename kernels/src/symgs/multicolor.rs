@@ -104,6 +104,33 @@ impl Adjacency {
             row(self.t_row_ptr, self.t_col_idx);
         }
     }
+
+    /// The warp's lanes share row i's entries, 32 at a time: each lane calls `visit` with
+    /// its entry's neighbour (None past the row's end, or for i itself) as often as every
+    /// other lane, so `visit` may hold warp-wide steps. The whole warp calls this for one i.
+    ///
+    /// # Safety
+    /// As for [`Adjacency::visit`].
+    #[inline(always)]
+    unsafe fn visit_warp(self, i: u32, mut visit: impl FnMut(Option<u32>)) {
+        let mut row = |pointers: *const u32, columns: *const u32| {
+            // SAFETY: the caller's bounds.
+            unsafe {
+                let (start, end) = (load_nc(pointers.add(i as usize)), load_nc(pointers.add(i as usize + 1)));
+                let mut first = start;
+                while first < end {
+                    let k = first + lane_id();
+                    let j = if k < end { load_nc(columns.add(k as usize)) } else { i };
+                    visit((j != i).then_some(j));
+                    first += WARP_SIZE;
+                }
+            }
+        };
+        row(self.row_ptr, self.col_idx);
+        if self.transposed != 0 {
+            row(self.t_row_ptr, self.t_col_idx);
+        }
+    }
 }
 
 /// Where the rounds start, or where the priorities change in round `round` (row order to
@@ -128,28 +155,24 @@ pub unsafe fn jp_ready(
     found: *mut u32,
 ) {
     let i = index_1d();
-    // SAFETY: i < rows, the length of `state` and `waiting`.
-    if i >= rows || unsafe { *state.add(i as usize) } & UNCOLORED == 0 {
-        return;
-    }
-    let key = priority(unsafe { *state.add(i as usize) }, i, round, degree_first, row_order_rounds);
     let adjacency = Adjacency { transposed, row_ptr, col_idx, t_row_ptr, t_col_idx };
-    let mut higher = 0;
-    // SAFETY: i < rows; valid square patterns; a state per row.
-    unsafe {
-        adjacency.visit(i, |j| {
-            let s = *state.add(j as usize);
-            higher +=
-                (s & UNCOLORED != 0 && priority(s, j, round, degree_first, row_order_rounds) > key) as u32;
-        })
-    };
-    // SAFETY: only this thread writes waiting[i]; the queue holds every row at most once.
-    unsafe {
-        *waiting.add(i as usize) = higher;
-        if higher == 0 {
-            *found.add(atomic::add(bounds.add(2), 1u32) as usize) = i;
+    // SAFETY: i < rows, the length of `state` and `waiting`; valid square patterns; only this
+    // thread writes waiting[i]; the queue holds every row at most once.
+    let own = if i < rows { unsafe { *state.add(i as usize) } } else { 0 };
+    let ready = own & UNCOLORED != 0 && {
+        let key = priority(own, i, round, degree_first, row_order_rounds);
+        let mut higher = 0;
+        unsafe {
+            adjacency.visit(i, |j| {
+                let s = *state.add(j as usize);
+                higher += (s & UNCOLORED != 0 && priority(s, j, round, degree_first, row_order_rounds) > key)
+                    as u32;
+            });
+            *waiting.add(i as usize) = higher;
         }
-    }
+        higher == 0
+    };
+    unsafe { warp::append(ready, i, bounds.add(2), found) };
 }
 
 /// One Jones-Plassmann round: every row of the queue's frontier `found[bounds[0]..bounds[1]]`,
@@ -160,7 +183,7 @@ pub unsafe fn jp_ready(
 /// the timing of the threads: the greedy (first-fit) coloring in priority order, each row
 /// colored in the round in which every neighbour of higher priority had been colored before.
 /// Neighbours: the columns of A's row, and of A^T's when `transposed != 0`. Launch: any number
-/// of whole warps, grid-strided over the frontier; then `breadth_first::bfs_advance`.
+/// of whole warps, a warp per frontier row, grid-strided; then `breadth_first::bfs_advance`.
 #[gpu::kernel]
 pub unsafe fn jp_round(
     round: u32,
@@ -183,43 +206,45 @@ pub unsafe fn jp_round(
     let (first, end) = unsafe { (*bounds, *bounds.add(1)) };
     let adjacency = Adjacency { transposed, row_ptr, col_idx, t_row_ptr, t_col_idx };
     let mut count = 0;
-    let mut p = first + index_1d();
+    let mut p = first + warp_index_1d();
     while p < end {
         let i = unsafe { *found.add(p as usize) };
-        let own = unsafe { *state.add(i as usize) };
-        let key = priority(own, i, round, degree_first, row_order_rounds);
+        let key = priority(unsafe { *state.add(i as usize) }, i, round, degree_first, row_order_rounds);
         // Colors in windows of 64: a second window only when 64 neighbours hold 0..64.
         let mut base = 0u32;
         let color = loop {
             let mut used = 0u64;
             unsafe {
-                adjacency.visit(i, |j| {
-                    let s = *state.add(j as usize);
+                adjacency.visit_warp(i, |j| {
+                    let s = j.map_or(UNCOLORED, |j| *state.add(j as usize));
                     let color = (s as u32).wrapping_sub(base);
                     if s & UNCOLORED == 0 && color < 64 {
                         used |= 1 << color;
                     }
                 })
             };
+            let used = warp::reduce_or(used);
             if used != u64::MAX {
                 break base + (!used).trailing_zeros();
             }
             base += 64;
         };
+        if lane_id() == 0 {
+            unsafe { *state.add(i as usize) = (round as u64) << 32 | color as u64 };
+            count += 1;
+        }
         unsafe {
-            *state.add(i as usize) = (round as u64) << 32 | color as u64;
-            adjacency.visit(i, |j| {
-                let s = *state.add(j as usize);
-                if s & UNCOLORED != 0
-                    && priority(s, j, round, degree_first, row_order_rounds) < key
-                    && atomic::add(waiting.add(j as usize), u32::MAX) == 1
-                {
-                    *found.add(atomic::add(bounds.add(2), 1u32) as usize) = j;
-                }
+            adjacency.visit_warp(i, |j| {
+                let freed = j.is_some_and(|j| {
+                    let s = *state.add(j as usize);
+                    s & UNCOLORED != 0
+                        && priority(s, j, round, degree_first, row_order_rounds) < key
+                        && atomic::add(waiting.add(j as usize), u32::MAX) == 1
+                });
+                warp::append(freed, j.unwrap_or(0), bounds.add(2), found);
             })
         };
-        count += 1;
-        p += grid_size_1d();
+        p += grid_size_1d() / WARP_SIZE;
     }
     count_per_warp(count, colored);
 }
