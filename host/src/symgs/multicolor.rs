@@ -8,7 +8,9 @@
 //!
 //! The coloring ([`ColoringMethod`]) is by default computed on the GPU: Jones-Plassmann rounds
 //! (`kernels/src/symgs/multicolor.rs`), each uncolored row whose priority beats all its
-//! uncolored neighbours' taking the smallest color none of its neighbours holds. Priority:
+//! uncolored neighbours' taking the smallest color none of its neighbours holds (a row waits
+//! on a count of its neighbours of higher priority and joins a queue when the last of them is
+//! colored, so a round reads only the rows it colors and their neighbours). Priority:
 //! larger degree first, ties in row order (the Welsh-Powell greedy order: 8 colors on the
 //! 27-point stencil, its 2x2x2 parity classes, in about 900 rounds at 128^3; 16 on the random
 //! SPD matrix of 2 M rows and 27 per row, whose late rows have up to 200 neighbours), ties by a
