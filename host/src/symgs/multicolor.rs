@@ -482,6 +482,9 @@ fn jp_rounds(
     let (mut waiting, mut found, mut bounds) =
         (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(3)?);
     let (frontier_launch, one) = (pattern.striding_launch(gpu), Launch::linear(1, 32));
+    // Lanes a queued row: a warp idles on the short rows of a 2-D mesh.
+    let entries = pattern.col_idx.len() + if pattern.transposed != 0 { pattern.t_col_idx.len() } else { 0 };
+    let lanes = if entries > 16 * n { 32 } else { 8 };
     // SAFETY (every launch): valid square patterns (A, and A^T or A again), a state, a count
     // and a queue slot per row, the queue's three bounds, one counter.
     let finished = rounds_until_all(gpu, n, |round, colored| unsafe {
@@ -509,6 +512,7 @@ fn jp_rounds(
         kernels::jp_round(
             gpu,
             frontier_launch,
+            lanes,
             round,
             degree_first,
             row_order_rounds,

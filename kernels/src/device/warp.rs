@@ -154,10 +154,11 @@ pub fn reduce_sum_groups<T: Shuffle + core::ops::Add<Output = T>>(mut value: T, 
     value
 }
 
-/// Bitwise or over the 32 lanes; every lane gets it.
+/// Bitwise or over groups of `width` consecutive lanes (a power of two up to 32); every lane
+/// of a group gets its group's result.
 #[inline(always)]
-pub fn reduce_or<T: Shuffle + core::ops::BitOr<Output = T>>(mut value: T) -> T {
-    let mut offset = 16;
+pub fn reduce_or_groups<T: Shuffle + core::ops::BitOr<Output = T>>(mut value: T, width: u32) -> T {
+    let mut offset = width / 2;
     while offset > 0 {
         value = value | shuffle_xor(value, offset);
         offset /= 2;

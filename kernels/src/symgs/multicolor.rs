@@ -105,30 +105,34 @@ impl Adjacency {
         }
     }
 
-    /// The warp's lanes share row i's entries, 32 at a time: each lane calls `visit` with
-    /// its entry's neighbour (None past the row's end, or for i itself) as often as every
-    /// other lane, so `visit` may hold warp-wide steps. The whole warp calls this for one i.
+    /// Groups of `width` lanes (a power of two up to 32) each take a row (None: no row) and
+    /// share its entries, `width` at a time: every lane calls `visit` with its entry's
+    /// neighbour (None past its row's end, for the row itself, or without a row) as often as
+    /// every other lane of the warp, so `visit` may hold warp-wide steps. The whole warp calls
+    /// this.
     ///
     /// # Safety
     /// As for [`Adjacency::visit`].
     #[inline(always)]
-    unsafe fn visit_warp(self, i: u32, mut visit: impl FnMut(Option<u32>)) {
-        let mut row = |pointers: *const u32, columns: *const u32| {
+    unsafe fn visit_groups(self, row: Option<u32>, width: u32, mut visit: impl FnMut(Option<u32>)) {
+        let lane = lane_id() % width;
+        let mut part = |pointers: *const u32, columns: *const u32| {
             // SAFETY: the caller's bounds.
             unsafe {
-                let (start, end) = (load_nc(pointers.add(i as usize)), load_nc(pointers.add(i as usize + 1)));
-                let mut first = start;
-                while first < end {
-                    let k = first + lane_id();
-                    let j = if k < end { load_nc(columns.add(k as usize)) } else { i };
-                    visit((j != i).then_some(j));
-                    first += WARP_SIZE;
+                let (start, end) = row.map_or((0, 0), |i| {
+                    (load_nc(pointers.add(i as usize)), load_nc(pointers.add(i as usize + 1)))
+                });
+                let steps = warp::reduce_max((end - start).div_ceil(width));
+                for step in 0..steps {
+                    let k = start + step * width + lane;
+                    let j = if k < end { Some(load_nc(columns.add(k as usize))) } else { None };
+                    visit(j.filter(|&j| Some(j) != row));
                 }
             }
         };
-        row(self.row_ptr, self.col_idx);
+        part(self.row_ptr, self.col_idx);
         if self.transposed != 0 {
-            row(self.t_row_ptr, self.t_col_idx);
+            part(self.t_row_ptr, self.t_col_idx);
         }
     }
 }
@@ -183,9 +187,9 @@ pub unsafe fn jp_ready(
 /// the timing of the threads: the greedy (first-fit) coloring in priority order, each row
 /// colored in the round in which every neighbour of higher priority had been colored before.
 /// Neighbours: the columns of A's row, and of A^T's when `transposed != 0`. Launch: any number
-/// of whole warps, a warp per frontier row, grid-strided; then `breadth_first::bfs_advance`.
-#[gpu::kernel]
-pub unsafe fn jp_round(
+/// of whole warps, `W` lanes per frontier row, grid-strided; then `breadth_first::bfs_advance`.
+#[gpu::kernel(W = 8 | 32)]
+pub unsafe fn jp_round<const W: u32>(
     round: u32,
     degree_first: u32,
     row_order_rounds: u32,
@@ -206,16 +210,19 @@ pub unsafe fn jp_round(
     let (first, end) = unsafe { (*bounds, *bounds.add(1)) };
     let adjacency = Adjacency { transposed, row_ptr, col_idx, t_row_ptr, t_col_idx };
     let mut count = 0;
-    let mut p = first + warp_index_1d();
-    while p < end {
-        let i = unsafe { *found.add(p as usize) };
-        let key = priority(unsafe { *state.add(i as usize) }, i, round, degree_first, row_order_rounds);
+    let mut p = first + index_1d() / W;
+    // Every lane runs the same steps: the groups' loops hold warp-wide steps.
+    while warp::any(p < end) {
+        let row = (p < end).then(|| unsafe { *found.add(p as usize) });
+        let key = row.map_or(0, |i| {
+            priority(unsafe { *state.add(i as usize) }, i, round, degree_first, row_order_rounds)
+        });
         // Colors in windows of 64: a second window only when 64 neighbours hold 0..64.
-        let mut base = 0u32;
-        let color = loop {
+        let (mut color, mut base) = (None, 0u32);
+        while warp::any(row.is_some() && color.is_none()) {
             let mut used = 0u64;
             unsafe {
-                adjacency.visit_warp(i, |j| {
+                adjacency.visit_groups(row, W, |j| {
                     let s = j.map_or(UNCOLORED, |j| *state.add(j as usize));
                     let color = (s as u32).wrapping_sub(base);
                     if s & UNCOLORED == 0 && color < 64 {
@@ -223,18 +230,18 @@ pub unsafe fn jp_round(
                     }
                 })
             };
-            let used = warp::reduce_or(used);
-            if used != u64::MAX {
-                break base + (!used).trailing_zeros();
+            let used = warp::reduce_or_groups(used, W);
+            if color.is_none() && used != u64::MAX {
+                color = Some(base + (!used).trailing_zeros());
             }
             base += 64;
-        };
-        if lane_id() == 0 {
+        }
+        if let (Some(i), Some(color), 0) = (row, color, lane_id() % W) {
             unsafe { *state.add(i as usize) = (round as u64) << 32 | color as u64 };
             count += 1;
         }
         unsafe {
-            adjacency.visit_warp(i, |j| {
+            adjacency.visit_groups(row, W, |j| {
                 let freed = j.is_some_and(|j| {
                     let s = *state.add(j as usize);
                     s & UNCOLORED != 0
@@ -244,7 +251,7 @@ pub unsafe fn jp_round(
                 warp::append(freed, j.unwrap_or(0), bounds.add(2), found);
             })
         };
-        p += grid_size_1d() / WARP_SIZE;
+        p += grid_size_1d() / W;
     }
     count_per_warp(count, colored);
 }
