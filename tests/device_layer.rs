@@ -99,7 +99,8 @@ fn warp_appends_and_ors() {
     let mut expect: Vec<u32> = input.iter().copied().filter(|v| v % 3 == 0).collect();
     let count = gpu.download(&tail).unwrap()[0] as usize;
     let mut got = gpu.download(&list).unwrap()[..count].to_vec();
-    (got.sort(), expect.sort());
+    got.sort();
+    expect.sort();
     assert_eq!(got, expect);
     for (w, &bits) in gpu.download(&or).unwrap().iter().enumerate() {
         let chunk = &input[32 * w..32 * (w + 1)];
