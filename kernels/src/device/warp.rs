@@ -3,6 +3,9 @@
 
 use core::arch::asm;
 
+use crate::device::atomic;
+use crate::device::thread::lane_id;
+
 /// Mask of all 32 lanes.
 pub const FULL_MASK: u32 = 0xffff_ffff;
 
@@ -177,8 +180,8 @@ pub unsafe fn append(predicate: bool, value: u32, tail: *mut u32, queue: *mut u3
     if lanes == 0 {
         return;
     }
-    let lane = crate::device::thread::lane_id();
-    let first = if lane == 0 { unsafe { crate::device::atomic::add(tail, lanes.count_ones()) } } else { 0 };
+    let lane = lane_id();
+    let first = if lane == 0 { unsafe { atomic::add(tail, lanes.count_ones()) } } else { 0 };
     let first = shuffle_idx(first, 0);
     if predicate {
         let before = (lanes & ((1u32 << lane) - 1)).count_ones();

@@ -224,9 +224,9 @@ pub unsafe fn jp_round<const W: u32>(
             unsafe {
                 adjacency.visit_groups(row, W, |j| {
                     let s = j.map_or(UNCOLORED, |j| *state.add(j as usize));
-                    let color = (s as u32).wrapping_sub(base);
-                    if s & UNCOLORED == 0 && color < 64 {
-                        used |= 1 << color;
+                    let in_window = (s as u32).wrapping_sub(base);
+                    if s & UNCOLORED == 0 && in_window < 64 {
+                        used |= 1 << in_window;
                     }
                 })
             };
