@@ -1,5 +1,5 @@
-//! Warp-level primitives: shuffles, votes and reductions over the 32 lanes of a warp.
-//! Every lane of the warp must take part (full mask).
+//! Warp-level primitives over the 32 lanes of a warp: shuffles, votes, reductions, and
+//! appends to a queue. Every lane of the warp must take part (full mask).
 
 use core::arch::asm;
 
