@@ -446,6 +446,13 @@ impl Pattern<'_> {
         Launch::linear(self.n, 256)
     }
 
+    /// Lanes a queued row takes: 8 where rows average at most 16 entries (a warp idles on the
+    /// short rows of a 2-D mesh), else a warp.
+    fn lanes(&self) -> u32 {
+        let entries = self.col_idx.len() + if self.transposed != 0 { self.t_col_idx.len() } else { 0 };
+        if entries > 16 * self.n { 32 } else { 8 }
+    }
+
     /// The kernels run round after round, grid-strided over the rows or a queue of them: as
     /// many blocks of 256 as the GPU holds at once, or fewer for fewer rows. The peeling runs
     /// thousands of rounds on some matrices, each a few loads a row, and a launch of a block
@@ -482,9 +489,6 @@ fn jp_rounds(
     let (mut waiting, mut found, mut bounds) =
         (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(3)?);
     let (frontier_launch, one) = (pattern.striding_launch(gpu), Launch::linear(1, 32));
-    // Lanes a queued row: a warp idles on the short rows of a 2-D mesh.
-    let entries = pattern.col_idx.len() + if pattern.transposed != 0 { pattern.t_col_idx.len() } else { 0 };
-    let lanes = if entries > 16 * n { 32 } else { 8 };
     // SAFETY (every launch): valid square patterns (A, and A^T or A again), a state, a count
     // and a queue slot per row, the queue's three bounds, one counter.
     let finished = rounds_until_all(gpu, n, |round, colored| unsafe {
@@ -512,7 +516,7 @@ fn jp_rounds(
         kernels::jp_round(
             gpu,
             frontier_launch,
-            lanes,
+            pattern.lanes(),
             round,
             degree_first,
             row_order_rounds,
@@ -566,18 +570,37 @@ fn smallest_last_ranks(
     degrees: &CudaSlice<u64>,
 ) -> Result<Option<CudaSlice<u32>>> {
     let (n, rows, launch) = (pattern.n, pattern.n as u32, pattern.striding_launch(gpu));
-    let (mut degree, mut rank, mut least) =
-        (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(2)?);
-    // SAFETY (every launch): a state, a degree and a rank per row; two words of `least`, one
-    // counter; valid square patterns.
-    unsafe { kernels::sl_init(gpu, pattern.launch(), rows, degrees, &mut degree, &mut rank)? };
-    let finished = rounds_until_all(gpu, n, |round, peeled| unsafe {
-        kernels::sl_least(gpu, launch, rows, round, &degree, &rank, &mut least)?;
-        kernels::sl_peel(gpu, launch, rows, round, &degree, &mut rank, &mut least, peeled)?;
-        kernels::sl_unlink(
+    let (mut degree, mut rank, mut stamp) =
+        (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?);
+    let (mut touched, mut peeled) = (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?);
+    let (mut max_degree, mut control) = (gpu.zeros::<u32>(1)?, gpu.zeros::<u32>(6)?);
+    // SAFETY (every launch): a state, a degree, a rank, a stamp and a slot of each list per row;
+    // a bin per degree; six control words (`kernels::sl_peel`); valid square patterns.
+    unsafe {
+        kernels::sl_init(gpu, pattern.launch(), rows, degrees, &mut degree, &mut rank, &mut max_degree)?
+    };
+    let bins = gpu.download(&max_degree)?[0] + 1;
+    let mut histogram = gpu.zeros::<u32>(bins as usize)?;
+    unsafe { kernels::sl_count(gpu, pattern.launch(), rows, &degree, &mut histogram)? };
+    let finished = rounds_until_all(gpu, n, |round, total| unsafe {
+        kernels::sl_peel(
             gpu,
             launch,
             rows,
+            round,
+            bins,
+            &degree,
+            &mut rank,
+            &histogram,
+            &mut control,
+            &touched,
+            &mut peeled,
+            total,
+        )?;
+        kernels::sl_unlink(
+            gpu,
+            launch,
+            pattern.lanes(),
             round,
             pattern.transposed,
             pattern.row_ptr,
@@ -586,6 +609,11 @@ fn smallest_last_ranks(
             pattern.t_col_idx,
             &mut degree,
             &rank,
+            &mut stamp,
+            &mut histogram,
+            &mut control,
+            &mut touched,
+            &peeled,
         )
     })?;
     Ok(finished.then_some(rank))

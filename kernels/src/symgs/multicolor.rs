@@ -266,86 +266,136 @@ fn count_per_warp(count: u32, counter: *mut u32) {
     }
 }
 
+/// The peeling's control words (`sl_peel`, `sl_unlink`), two of each by the round's parity:
+/// the round's smallest degree...
+const SMALLEST: usize = 0;
+/// ...the length of its `peeled` list...
+const PEELED: usize = 2;
+/// ...and the length of its `touched` list.
+const TOUCHED: usize = 4;
+
 /// Smallest-last priorities (Matula and Beck's ordering, peeled in parallel): round after
 /// round, every row left whose degree among the rows left is the smallest takes the round as
 /// its rank, and leaves. Coloring the rows in decreasing rank then colors the sparse parts
 /// last, where colors are free: 32 instead of 44 colors on a renumbered FEM matrix, 4 instead
 /// of 6 on a renumbered 7-point Laplacian (PERF.md).
 ///
+/// A round reads only the rows it can change. A count of the rows left at each degree
+/// (`histogram`) gives its smallest degree. The rows left of that degree all lost a neighbour
+/// in the round before (they are listed in `touched`), unless the smallest degree rose: the
+/// rows that lost none still have their degree, above the old smallest. Only then does a
+/// round look at every row.
+///
 /// `sl_init`: `degree[i]` = the row's degree from its uncolored Jones-Plassmann state (`jp_init`),
-/// `rank[i]` = `u32::MAX` (left). Launch: a thread per row.
+/// `rank[i]` = `u32::MAX` (left), `*max_degree` = the largest degree (zeroed before). Launch: a
+/// thread per row.
 #[gpu::kernel]
-pub unsafe fn sl_init(rows: u32, state: *const u64, degree: *mut u32, rank: *mut u32) {
+pub unsafe fn sl_init(rows: u32, state: *const u64, degree: *mut u32, rank: *mut u32, max_degree: *mut u32) {
     let i = index_1d();
-    if i < rows {
+    let own = if i < rows {
         // SAFETY: i < rows, the length of all three.
         unsafe {
-            *degree.add(i as usize) = *state.add(i as usize) as u32;
+            let own = *state.add(i as usize) as u32;
+            *degree.add(i as usize) = own;
             *rank.add(i as usize) = u32::MAX;
+            own
         }
+    } else {
+        0
+    };
+    let largest = warp::reduce_max(own);
+    if lane_id() == 0 {
+        // SAFETY: one counter.
+        unsafe { atomic::max_u32(max_degree, largest) };
     }
 }
 
-/// The smallest degree of the rows left, as its complement (`atomic::max_u32` of !degree) in
-/// `least[round % 2]` (zeroed before). Launch: any number of whole warps, grid-strided over
-/// the rows (one atomic per warp).
+/// `histogram[d]` += the rows of degree d (zeroed before, `max_degree + 1` bins). Launch: a
+/// thread per row.
 #[gpu::kernel]
-pub unsafe fn sl_least(rows: u32, round: u32, degree: *const u32, rank: *const u32, least: *mut u32) {
-    let mut complement = 0;
-    let mut i = index_1d();
-    while i < rows {
-        // SAFETY: i < rows, the length of both.
-        if unsafe { *rank.add(i as usize) } == u32::MAX {
-            complement = complement.max(!unsafe { *degree.add(i as usize) });
-        }
-        i += grid_size_1d();
-    }
-    let complement = warp::reduce_max(complement);
-    if lane_id() == 0 && complement != 0 {
-        // SAFETY: `least` holds two words.
-        unsafe { atomic::max_u32(least.add((round % 2) as usize), complement) };
-    }
+pub unsafe fn sl_count(rows: u32, degree: *const u32, histogram: *mut u32) {
+    let i = index_1d();
+    // SAFETY: i < rows, the length of `degree`; every degree has its bin.
+    let own = (i < rows).then(|| unsafe { *degree.add(i as usize) });
+    unsafe { warp::add_by_key(own, 1, histogram) };
 }
 
-/// Round `round` of the peeling: the rows left of the smallest degree take rank `round` and
-/// are counted in `peeled`; `least` for the next round is zeroed. Launch: any number of whole
-/// warps, grid-strided over the rows.
+/// Round `round` of the peeling: the rows left of the smallest degree take rank `round`, are
+/// listed in `peeled` and counted in `total`. Launch: any number of whole warps, grid-strided
+/// over the rows or the list of `touched` rows; then [`sl_unlink`].
 #[gpu::kernel]
 pub unsafe fn sl_peel(
     rows: u32,
     round: u32,
+    bins: u32,
     degree: *const u32,
     rank: *mut u32,
-    least: *mut u32,
+    histogram: *const u32,
+    control: *mut u32,
+    touched: *const u32,
     peeled: *mut u32,
+    total: *mut u32,
 ) {
-    // SAFETY: `least` holds two words.
-    let smallest = unsafe { !*least.add((round % 2) as usize) };
+    let (now, before) = ((round % 2) as usize, ((round + 1) % 2) as usize);
+    // SAFETY (every access): `bins` bins; six control words; the lists hold rows < rows, the
+    // length of `degree` and `rank`, each at most once. No other thread writes the words read.
+    let smallest = unsafe { first_nonzero(histogram, bins) };
+    let (from_touched, listed) =
+        unsafe { (round > 0 && smallest <= *control.add(SMALLEST + before), *control.add(TOUCHED + before)) };
     if index_1d() == 0 {
-        // SAFETY: as above; no thread of this launch reads that word.
-        unsafe { *least.add(((round + 1) % 2) as usize) = 0 };
-    }
-    let mut count = 0;
-    let mut i = index_1d();
-    while i < rows {
-        // SAFETY: i < rows, the length of both.
         unsafe {
-            if *rank.add(i as usize) == u32::MAX && *degree.add(i as usize) <= smallest {
-                *rank.add(i as usize) = round;
-                count += 1;
-            }
+            *control.add(SMALLEST + now) = smallest;
+            *control.add(PEELED + before) = 0;
+            *control.add(TOUCHED + now) = 0;
         }
-        i += grid_size_1d();
     }
-    count_per_warp(count, peeled);
+    if smallest == bins {
+        return; // no rows left
+    }
+    let count = if from_touched { listed } else { rows };
+    let mut peels = 0;
+    let mut k = index_1d();
+    while warp::any(k < count) {
+        let i = if from_touched && k < count { unsafe { *touched.add(k as usize) } } else { k };
+        let peel =
+            k < count && unsafe { *rank.add(i as usize) == u32::MAX && *degree.add(i as usize) == smallest };
+        if peel {
+            unsafe { *rank.add(i as usize) = round };
+            peels += 1;
+        }
+        unsafe { warp::append(peel, i, control.add(PEELED + now), peeled) };
+        k += grid_size_1d();
+    }
+    count_per_warp(peels, total);
 }
 
-/// The rows peeled in `round` leave: each lowers the degree of its neighbours still left (the
-/// columns of its row of A, and of A^T when `transposed != 0`, as counted by `jp_init`).
-/// Launch: any number of threads, grid-strided over the rows.
-#[gpu::kernel]
-pub unsafe fn sl_unlink(
-    rows: u32,
+/// The smallest `d < bins` with `histogram[d] != 0`, or `bins`; every lane gets it (all lanes
+/// call this together).
+///
+/// # Safety
+/// `histogram` holds `bins` words.
+#[inline(always)]
+unsafe fn first_nonzero(histogram: *const u32, bins: u32) -> u32 {
+    let mut base = 0;
+    while base < bins {
+        let d = base + lane_id();
+        // SAFETY: d < bins.
+        let found = warp::ballot(d < bins && unsafe { *histogram.add(d as usize) } != 0);
+        if found != 0 {
+            return base + found.trailing_zeros();
+        }
+        base += WARP_SIZE;
+    }
+    bins
+}
+
+/// The rows `peeled` in round `round` leave: each lowers the degree of its neighbours still
+/// left (the columns of its row of A, and of A^T when `transposed != 0`, as counted by
+/// `jp_init`), moves them in `histogram`, and lists each once in `touched` (`stamp` holds the
+/// last round + 1 that listed a row). Launch: any number of whole warps, `W` lanes per peeled
+/// row, grid-strided.
+#[gpu::kernel(W = 8 | 32)]
+pub unsafe fn sl_unlink<const W: u32>(
     round: u32,
     transposed: u32,
     row_ptr: *const u32,
@@ -354,22 +404,35 @@ pub unsafe fn sl_unlink(
     t_col_idx: *const u32,
     degree: *mut u32,
     rank: *const u32,
+    stamp: *mut u32,
+    histogram: *mut u32,
+    control: *mut u32,
+    touched: *mut u32,
+    peeled: *const u32,
 ) {
+    let now = (round % 2) as usize;
     let adjacency = Adjacency { transposed, row_ptr, col_idx, t_row_ptr, t_col_idx };
-    let mut i = index_1d();
-    while i < rows {
-        // SAFETY: i < rows; rows of valid square patterns; a degree and a rank per row. The
-        // ranks read are not written in this launch.
+    // SAFETY (every access): six control words; the peeled rows are < rows; valid square
+    // patterns; a degree, a rank and a stamp per row; every degree has its bin; `touched` has
+    // room for every row. The ranks read are not written in this launch.
+    let (count, smallest) = unsafe { (*control.add(PEELED + now), *control.add(SMALLEST + now)) };
+    if index_1d() == 0 && count != 0 {
+        unsafe { atomic::add(histogram.add(smallest as usize), count.wrapping_neg()) };
+    }
+    let mut p = index_1d() / W;
+    while warp::any(p < count) {
+        let row = (p < count).then(|| unsafe { *peeled.add(p as usize) });
         unsafe {
-            if *rank.add(i as usize) == round {
-                adjacency.visit(i, |j| {
-                    if *rank.add(j as usize) == u32::MAX {
-                        atomic::add(degree.add(j as usize), u32::MAX); // minus one
-                    }
-                });
-            }
-        }
-        i += grid_size_1d();
+            adjacency.visit_groups(row, W, |j| {
+                let left = j.filter(|&j| *rank.add(j as usize) == u32::MAX);
+                let old = left.map(|j| atomic::add(degree.add(j as usize), u32::MAX)); // minus one
+                warp::add_by_key(old, u32::MAX, histogram);
+                warp::add_by_key(old.map(|d| d - 1), 1, histogram);
+                let first = left.is_some_and(|j| atomic::max_u32(stamp.add(j as usize), round + 1) <= round);
+                warp::append(first, j.unwrap_or(0), control.add(TOUCHED + now), touched);
+            })
+        };
+        p += grid_size_1d() / W;
     }
 }
 
