@@ -63,17 +63,15 @@ pub unsafe fn vote(input: *const u32, out: *mut u32) {
     }
 }
 
-/// `warp::append` of the inputs divisible by 3 to `list` at `*tail`, `warp::add_by_key` of 1
-/// to `counts[input % 7]` for the even inputs, and `warp::reduce_or_groups` of
-/// `1 << (input % 64)` over each warp into `or[w]`. Any number of whole warps covering `input`.
+/// `warp::append` of the inputs divisible by 3 to `list` at `*tail`, and `warp::reduce_or_groups`
+/// of `1 << (input % 64)` over each warp into `or[w]`. Any number of whole warps covering `input`.
 #[gpu::kernel]
-pub unsafe fn warp_append(input: *const u32, tail: *mut u32, list: *mut u32, counts: *mut u32, or: *mut u64) {
+pub unsafe fn warp_append(input: *const u32, tail: *mut u32, list: *mut u32, or: *mut u64) {
     let i = index_1d();
     // SAFETY: the launch covers exactly the input, a whole number of warps; the list has room
-    // for every input; `counts` holds 7.
+    // for every input.
     let v = unsafe { *input.add(i as usize) };
     unsafe { warp::append(v % 3 == 0, v, tail, list) };
-    unsafe { warp::add_by_key((v % 2 == 0).then_some(v % 7), 1, counts) };
     let bits = warp::reduce_or_groups(1u64 << (v % 64), 32);
     if lane_id() == 0 {
         unsafe { *or.add((i / 32) as usize) = bits };

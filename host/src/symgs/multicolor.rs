@@ -570,28 +570,20 @@ fn smallest_last_ranks(
     degrees: &CudaSlice<u64>,
 ) -> Result<Option<CudaSlice<u32>>> {
     let (n, rows, launch) = (pattern.n, pattern.n as u32, pattern.striding_launch(gpu));
-    let (mut degree, mut rank, mut stamp) =
-        (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?);
-    let (mut touched, mut peeled) = (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?);
-    let (mut max_degree, mut control) = (gpu.zeros::<u32>(1)?, gpu.zeros::<u32>(6)?);
-    // SAFETY (every launch): a state, a degree, a rank, a stamp and a slot of each list per row;
-    // a bin per degree; six control words (`kernels::sl_peel`); valid square patterns.
-    unsafe {
-        kernels::sl_init(gpu, pattern.launch(), rows, degrees, &mut degree, &mut rank, &mut max_degree)?
-    };
-    let bins = gpu.download(&max_degree)?[0] + 1;
-    let mut histogram = gpu.zeros::<u32>(bins as usize)?;
-    unsafe { kernels::sl_count(gpu, pattern.launch(), rows, &degree, &mut histogram)? };
+    let (mut degree, mut rank) = (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?);
+    let (mut touched, mut peeled, mut control) =
+        (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(10)?);
+    // SAFETY (every launch): a state, a degree, a rank and a slot of each list per row; the
+    // peeling's ten control words (`kernels::sl_peel`); valid square patterns.
+    unsafe { kernels::sl_init(gpu, pattern.launch(), rows, degrees, &mut degree, &mut rank, &mut control)? };
     let finished = rounds_until_all(gpu, n, |round, total| unsafe {
         kernels::sl_peel(
             gpu,
             launch,
             rows,
             round,
-            bins,
             &degree,
             &mut rank,
-            &histogram,
             &mut control,
             &touched,
             &mut peeled,
@@ -609,8 +601,6 @@ fn smallest_last_ranks(
             pattern.t_col_idx,
             &mut degree,
             &rank,
-            &mut stamp,
-            &mut histogram,
             &mut control,
             &mut touched,
             &peeled,

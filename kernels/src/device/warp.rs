@@ -1,5 +1,5 @@
-//! Warp-level primitives over the 32 lanes of a warp: shuffles, votes, reductions, appends
-//! to a queue and adds to a table. Every lane of the warp must take part (full mask).
+//! Warp-level primitives over the 32 lanes of a warp: shuffles, votes, reductions, and
+//! appends to a queue. Every lane of the warp must take part (full mask).
 
 use core::arch::asm;
 
@@ -187,33 +187,6 @@ pub unsafe fn append(predicate: bool, value: u32, tail: *mut u32, queue: *mut u3
         let before = (lanes & ((1u32 << lane) - 1)).count_ones();
         // SAFETY: the caller's room.
         unsafe { *queue.add((first + before) as usize) = value };
-    }
-}
-
-/// Adds `amount` to `table[key]` for every lane with a key, one atomic per distinct key: the
-/// lanes of one key (`match.any.sync`) leave the add to the lowest of them (all lanes call
-/// this together).
-///
-/// # Safety
-/// Every key indexes `table`.
-#[inline(always)]
-pub unsafe fn add_by_key(key: Option<u32>, amount: u32, table: *mut u32) {
-    let keyed = ballot(key.is_some());
-    if keyed == 0 {
-        return;
-    }
-    let peers: u32;
-    // SAFETY: warp match with the full mask; all lanes call it together.
-    unsafe {
-        asm!("match.any.sync.b32 {p}, {k}, {mask};", p = out(reg32) peers, k = in(reg32) key.unwrap_or(0),
-            mask = in(reg32) FULL_MASK)
-    };
-    let peers = peers & keyed;
-    if let Some(key) = key
-        && peers.trailing_zeros() == lane_id()
-    {
-        // SAFETY: the caller's bounds.
-        unsafe { atomic::add(table.add(key as usize), amount.wrapping_mul(peers.count_ones())) };
     }
 }
 

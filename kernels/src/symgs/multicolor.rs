@@ -266,13 +266,18 @@ fn count_per_warp(count: u32, counter: *mut u32) {
     }
 }
 
-/// The peeling's control words (`sl_peel`, `sl_unlink`), two of each by the round's parity:
-/// the round's smallest degree...
+/// The peeling's control words (`sl_peel`, `sl_unlink`; ten, zeroed before), two of each by
+/// the round's parity: the round's smallest degree...
 const SMALLEST: usize = 0;
 /// ...the length of its `peeled` list...
 const PEELED: usize = 2;
-/// ...and the length of its `touched` list.
+/// ...the length of its `touched` list...
 const TOUCHED: usize = 4;
+/// ...the least degree below the smallest that a row fell to, as its complement (0: none)...
+const BELOW: usize = 6;
+/// ...and the least degree of the rows left where the round looked at every row, as its
+/// complement (0: none).
+const LEAST: usize = 8;
 
 /// Smallest-last priorities (Matula and Beck's ordering, peeled in parallel): round after
 /// round, every row left whose degree among the rows left is the smallest takes the round as
@@ -280,44 +285,36 @@ const TOUCHED: usize = 4;
 /// last, where colors are free: 32 instead of 44 colors on a renumbered FEM matrix, 4 instead
 /// of 6 on a renumbered 7-point Laplacian (PERF.md).
 ///
-/// A round reads only the rows it can change. A count of the rows left at each degree
-/// (`histogram`) gives its smallest degree. The rows left of that degree all lost a neighbour
-/// in the round before (they are listed in `touched`), unless the smallest degree rose: the
-/// rows that lost none still have their degree, above the old smallest. Only then does a
-/// round look at every row.
+/// A round reads only the rows it can change. After a round of smallest degree d, the rows
+/// left have more than d neighbours left, less those they just lost. The rows that fell to d
+/// are listed (`touched`) and the least degree below d noted: if any fell, the next round
+/// peels the least of those, from the list. If none fell, the next round looks at every row
+/// for degree d + 1, and notes the least degree it sees; a round that peels no row (none of
+/// degree d + 1) is followed by one for that least degree. Such an empty round leaves a gap in
+/// the ranks but not in their order.
 ///
 /// `sl_init`: `degree[i]` = the row's degree from its uncolored Jones-Plassmann state (`jp_init`),
-/// `rank[i]` = `u32::MAX` (left), `*max_degree` = the largest degree (zeroed before). Launch: a
-/// thread per row.
+/// `rank[i]` = `u32::MAX` (left), and the least degree in the control words (`control`, ten
+/// words zeroed before), for round 0. Launch: a thread per row.
 #[gpu::kernel]
-pub unsafe fn sl_init(rows: u32, state: *const u64, degree: *mut u32, rank: *mut u32, max_degree: *mut u32) {
+pub unsafe fn sl_init(rows: u32, state: *const u64, degree: *mut u32, rank: *mut u32, control: *mut u32) {
     let i = index_1d();
-    let own = if i < rows {
+    let complement = if i < rows {
         // SAFETY: i < rows, the length of all three.
         unsafe {
             let own = *state.add(i as usize) as u32;
             *degree.add(i as usize) = own;
             *rank.add(i as usize) = u32::MAX;
-            own
+            !own
         }
     } else {
         0
     };
-    let largest = warp::reduce_max(own);
-    if lane_id() == 0 {
-        // SAFETY: one counter.
-        unsafe { atomic::max_u32(max_degree, largest) };
+    let complement = warp::reduce_max(complement);
+    if lane_id() == 0 && complement != 0 {
+        // SAFETY: ten control words; round 0 reads the other parity's.
+        unsafe { atomic::max_u32(control.add(LEAST + 1), complement) };
     }
-}
-
-/// `histogram[d]` += the rows of degree d (zeroed before, `max_degree + 1` bins). Launch: a
-/// thread per row.
-#[gpu::kernel]
-pub unsafe fn sl_count(rows: u32, degree: *const u32, histogram: *mut u32) {
-    let i = index_1d();
-    // SAFETY: i < rows, the length of `degree`; every degree has its bin.
-    let own = (i < rows).then(|| unsafe { *degree.add(i as usize) });
-    unsafe { warp::add_by_key(own, 1, histogram) };
 }
 
 /// Round `round` of the peeling: the rows left of the smallest degree take rank `round`, are
@@ -327,73 +324,61 @@ pub unsafe fn sl_count(rows: u32, degree: *const u32, histogram: *mut u32) {
 pub unsafe fn sl_peel(
     rows: u32,
     round: u32,
-    bins: u32,
     degree: *const u32,
     rank: *mut u32,
-    histogram: *const u32,
     control: *mut u32,
     touched: *const u32,
     peeled: *mut u32,
     total: *mut u32,
 ) {
     let (now, before) = ((round % 2) as usize, ((round + 1) % 2) as usize);
-    // SAFETY (every access): `bins` bins; six control words; the lists hold rows < rows, the
-    // length of `degree` and `rank`, each at most once. No other thread writes the words read.
-    let smallest = unsafe { first_nonzero(histogram, bins) };
-    let (from_touched, listed) =
-        unsafe { (round > 0 && smallest <= *control.add(SMALLEST + before), *control.add(TOUCHED + before)) };
+    // SAFETY (every access): ten control words, this launch writing none that it reads; the
+    // lists hold rows < rows, the length of `degree` and `rank`, each at most once.
+    let word = |slot: usize| unsafe { *control.add(slot) };
+    let (smallest, listed) = if word(TOUCHED + before) != 0 {
+        (word(SMALLEST + before).min(!word(BELOW + before)), true)
+    } else if word(PEELED + before) == 0 {
+        (!word(LEAST + before), false) // round 0, or after an empty round
+    } else {
+        (word(SMALLEST + before) + 1, false)
+    };
     if index_1d() == 0 {
         unsafe {
             *control.add(SMALLEST + now) = smallest;
-            *control.add(PEELED + before) = 0;
             *control.add(TOUCHED + now) = 0;
+            *control.add(BELOW + now) = 0;
         }
     }
-    if smallest == bins {
+    if smallest == u32::MAX {
         return; // no rows left
     }
-    let count = if from_touched { listed } else { rows };
-    let mut peels = 0;
+    let count = if listed { word(TOUCHED + before) } else { rows };
+    let (mut peels, mut least) = (0, 0);
     let mut k = index_1d();
     while warp::any(k < count) {
-        let i = if from_touched && k < count { unsafe { *touched.add(k as usize) } } else { k };
-        let peel =
-            k < count && unsafe { *rank.add(i as usize) == u32::MAX && *degree.add(i as usize) == smallest };
-        if peel {
+        let i = if listed && k < count { unsafe { *touched.add(k as usize) } } else { k };
+        let left = k < count && unsafe { *rank.add(i as usize) } == u32::MAX;
+        let own = if left { unsafe { *degree.add(i as usize) } } else { u32::MAX };
+        if own == smallest {
             unsafe { *rank.add(i as usize) = round };
             peels += 1;
         }
-        unsafe { warp::append(peel, i, control.add(PEELED + now), peeled) };
+        least = least.max(!own);
+        unsafe { warp::append(own == smallest, i, control.add(PEELED + now), peeled) };
         k += grid_size_1d();
+    }
+    let least = warp::reduce_max(least);
+    if !listed && lane_id() == 0 && least != 0 {
+        unsafe { atomic::max_u32(control.add(LEAST + now), least) };
     }
     count_per_warp(peels, total);
 }
 
-/// The smallest `d < bins` with `histogram[d] != 0`, or `bins`; every lane gets it (all lanes
-/// call this together).
-///
-/// # Safety
-/// `histogram` holds `bins` words.
-#[inline(always)]
-unsafe fn first_nonzero(histogram: *const u32, bins: u32) -> u32 {
-    let mut base = 0;
-    while base < bins {
-        let d = base + lane_id();
-        // SAFETY: d < bins.
-        let found = warp::ballot(d < bins && unsafe { *histogram.add(d as usize) } != 0);
-        if found != 0 {
-            return base + found.trailing_zeros();
-        }
-        base += WARP_SIZE;
-    }
-    bins
-}
-
 /// The rows `peeled` in round `round` leave: each lowers the degree of its neighbours still
 /// left (the columns of its row of A, and of A^T when `transposed != 0`, as counted by
-/// `jp_init`), moves them in `histogram`, and lists each once in `touched` (`stamp` holds the
-/// last round + 1 that listed a row). Launch: any number of whole warps, `W` lanes per peeled
-/// row, grid-strided.
+/// `jp_init`), and lists those that fall to the round's smallest degree in `touched` (each
+/// once: its degree passes that value once). Launch: any number of whole warps, `W` lanes per
+/// peeled row, grid-strided.
 #[gpu::kernel(W = 8 | 32)]
 pub unsafe fn sl_unlink<const W: u32>(
     round: u32,
@@ -404,20 +389,19 @@ pub unsafe fn sl_unlink<const W: u32>(
     t_col_idx: *const u32,
     degree: *mut u32,
     rank: *const u32,
-    stamp: *mut u32,
-    histogram: *mut u32,
     control: *mut u32,
     touched: *mut u32,
     peeled: *const u32,
 ) {
-    let now = (round % 2) as usize;
+    let (now, next) = ((round % 2) as usize, ((round + 1) % 2) as usize);
     let adjacency = Adjacency { transposed, row_ptr, col_idx, t_row_ptr, t_col_idx };
-    // SAFETY (every access): six control words; the peeled rows are < rows; valid square
-    // patterns; a degree, a rank and a stamp per row; every degree has its bin; `touched` has
-    // room for every row. The ranks read are not written in this launch.
+    // SAFETY (every access): ten control words, this launch writing none that it reads; the
+    // peeled rows are < rows; valid square patterns; a degree and a rank per row; `touched`
+    // has room for every row. The ranks read are not written in this launch.
     let (count, smallest) = unsafe { (*control.add(PEELED + now), *control.add(SMALLEST + now)) };
-    if index_1d() == 0 && count != 0 {
-        unsafe { atomic::add(histogram.add(smallest as usize), count.wrapping_neg()) };
+    if index_1d() == 0 {
+        // The next round's peel appends to these.
+        unsafe { (*control.add(PEELED + next), *control.add(LEAST + next)) = (0, 0) };
     }
     let mut p = index_1d() / W;
     while warp::any(p < count) {
@@ -425,11 +409,12 @@ pub unsafe fn sl_unlink<const W: u32>(
         unsafe {
             adjacency.visit_groups(row, W, |j| {
                 let left = j.filter(|&j| *rank.add(j as usize) == u32::MAX);
-                let old = left.map(|j| atomic::add(degree.add(j as usize), u32::MAX)); // minus one
-                warp::add_by_key(old, u32::MAX, histogram);
-                warp::add_by_key(old.map(|d| d - 1), 1, histogram);
-                let first = left.is_some_and(|j| atomic::max_u32(stamp.add(j as usize), round + 1) <= round);
-                warp::append(first, j.unwrap_or(0), control.add(TOUCHED + now), touched);
+                // Rows left have a degree above the smallest: each falls one at a time.
+                let fell_to = left.map(|j| atomic::add(degree.add(j as usize), u32::MAX) - 1);
+                if let Some(below) = fell_to.filter(|&d| d < smallest) {
+                    atomic::max_u32(control.add(BELOW + now), !below);
+                }
+                warp::append(fell_to == Some(smallest), j.unwrap_or(0), control.add(TOUCHED + now), touched);
             })
         };
         p += grid_size_1d() / W;
