@@ -180,8 +180,11 @@ pub const MAX_ROUNDS: u32 = 16384;
 /// Rows per warp of the GPU's sort by color.
 pub const CHUNK_ROWS: u32 = 1024;
 
-/// Rounds queued between two checks of how many rows are colored (extra rounds are no-ops).
+/// Rounds queued before the first check of how many rows are colored, doubled after each
+/// check up to [`MOST_ROUNDS_PER_CHECK`] (extra rounds are no-ops): a check waits for the GPU,
+/// which then idles until the host queues again.
 const ROUNDS_PER_CHECK: u32 = 16;
+const MOST_ROUNDS_PER_CHECK: u32 = 128;
 
 /// Blocks of 256 threads per SM of the kernels that stride over the rows or a queue of them
 /// round after round (the peeling's, Jones-Plassmann's rounds): a full SM.
@@ -539,7 +542,7 @@ fn jp_rounds(
     Ok(Some(color_count(gpu, state)?))
 }
 
-/// Queues `round(r, counter)` for r = 0, 1, ..., [`ROUNDS_PER_CHECK`] at a time, until the
+/// Queues `round(r, counter)` for r = 0, 1, ..., more at a time after each check, until the
 /// rounds have counted all `rows` rows in `counter` (zeroed first): false past [`MAX_ROUNDS`].
 fn rounds_until_all(
     gpu: &Gpu,
@@ -547,12 +550,13 @@ fn rounds_until_all(
     mut round: impl FnMut(u32, &mut CudaSlice<u32>) -> Result<()>,
 ) -> Result<bool> {
     let mut counter = gpu.zeros::<u32>(1)?;
-    let mut r = 0u32;
+    let (mut r, mut per_check) = (0u32, ROUNDS_PER_CHECK);
     loop {
-        for _ in 0..ROUNDS_PER_CHECK {
+        for _ in 0..per_check {
             round(r, &mut counter)?;
             r += 1;
         }
+        per_check = (2 * per_check).min(MOST_ROUNDS_PER_CHECK);
         if gpu.download(&counter)?[0] as usize >= rows {
             return Ok(true);
         }

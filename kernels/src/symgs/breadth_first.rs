@@ -44,11 +44,12 @@ pub unsafe fn distance_sum(rows: u32, row_ptr: *const u32, col_idx: *const u32, 
 
 /// Level `level` of the search: every row of the frontier `found[bounds[0]..bounds[1]]` gives
 /// its neighbours not reached yet that level and appends them at the queue's tail
-/// (`bounds[2]`, one atomic a warp), and sets `bounds[3]` where it has a neighbour reached
+/// (`bounds[2]`, taken atomically), and sets `bounds[3]` where it has a neighbour reached
 /// before at a level of its own parity. Every entry of the pattern is looked at once, from
 /// its row's frontier, so the levels' parities 2-color the pattern (and its transpose's)
-/// exactly where no frontier ever sets it. Launch: any number of whole warps (a warp per
-/// frontier row, grid-strided), then [`bfs_advance`].
+/// exactly where no frontier ever sets it. Once it is set, the launches that follow return at
+/// once. Launch: any number of whole warps (a warp per frontier row, grid-strided), then
+/// [`bfs_advance`].
 #[gpu::kernel]
 pub unsafe fn bfs_level(
     level: u32,
@@ -60,28 +61,39 @@ pub unsafe fn bfs_level(
 ) {
     let warps = grid_size_1d() / WARP_SIZE;
     // SAFETY (every access): the bounds and the tail lie in `found`, which holds rows < rows;
-    // j < end <= nnz; columns < rows. A row is appended once: by the lane whose
+    // j < end <= nnz; columns < rows. A row is appended once: by the thread whose
     // compare-and-swap gives it its level.
-    let (first, end) = unsafe { (*bounds, *bounds.add(1)) };
+    let (first, end, odd_before) = unsafe { (*bounds, *bounds.add(1), *bounds.add(3)) };
+    if odd_before != 0 {
+        return; // the search is over: the host stops at its next look
+    }
     let mut p = first + warp_index_1d();
     while p < end {
         let row = unsafe { *found.add(p as usize) };
         let (start, stop) =
             unsafe { (load_nc(row_ptr.add(row as usize)), load_nc(row_ptr.add(row as usize + 1))) };
-        // The row is the warp's: every lane takes the same steps, so the appends go a warp at a
-        // time.
+        let mut odd = false;
         let mut j = start + lane_id();
-        while warp::any(j < stop) {
-            let col = if j < stop { unsafe { load_nc(col_idx.add(j as usize)) } } else { row };
+        while j < stop {
+            let col = unsafe { load_nc(col_idx.add(j as usize)) };
             let cell = unsafe { levels.add(col as usize) };
-            let reached = if j < stop { unsafe { *cell } } else { level };
-            let claimed = reached == NONE && unsafe { atomic::compare_and_swap(cell, NONE, level) } == NONE;
-            if reached != NONE && (reached ^ (level - 1)) & 1 == 0 && col != row {
+            let reached = unsafe { *cell };
+            if reached == NONE && unsafe { atomic::compare_and_swap(cell, NONE, level) } == NONE {
+                let slot = unsafe { atomic::add(bounds.add(2), 1u32) };
+                unsafe { *found.add(slot as usize) = col };
+            } else if reached != NONE && (reached ^ (level - 1)) & 1 == 0 && col != row {
                 // The frontier's own parity, so set before this launch: not a race.
+                odd = true;
+            }
+            j += WARP_SIZE;
+        }
+        // One store a warp, and no more rows: on a pattern with many such entries (a random
+        // matrix) every thread storing to one word took longer than the search.
+        if warp::any(odd) {
+            if lane_id() == 0 {
                 unsafe { store_volatile(bounds.add(3), 1) };
             }
-            unsafe { warp::append(claimed, col, bounds.add(2), found) };
-            j += WARP_SIZE;
+            return;
         }
         p += warps;
     }
