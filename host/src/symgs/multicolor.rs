@@ -184,6 +184,7 @@ pub const CHUNK_ROWS: u32 = 1024;
 /// check up to [`MOST_ROUNDS_PER_CHECK`] (extra rounds are no-ops): a check waits for the GPU,
 /// which then idles until the host queues again.
 const ROUNDS_PER_CHECK: u32 = 16;
+/// The most rounds queued between two checks.
 const MOST_ROUNDS_PER_CHECK: u32 = 128;
 
 /// Blocks of 256 threads per SM of the kernels that stride over the rows or a queue of them

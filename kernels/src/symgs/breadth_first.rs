@@ -87,8 +87,8 @@ pub unsafe fn bfs_level(
             }
             j += WARP_SIZE;
         }
-        // One store a warp, and no more rows: on a pattern with many such entries (a random
-        // matrix) every thread storing to one word took longer than the search.
+        // One store a warp, and no more rows: on a random matrix most rows hold such entries,
+        // and their stores all go to one word.
         if warp::any(odd) {
             if lane_id() == 0 {
                 unsafe { store_volatile(bounds.add(3), 1) };
