@@ -492,7 +492,8 @@ fn jp_rounds(
     let n = pattern.n;
     let (mut waiting, mut found, mut bounds) =
         (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(3)?);
-    let (frontier_launch, one) = (pattern.striding_launch(gpu), Launch::linear(1, 32));
+    let (frontier_launch, lanes, one) =
+        (pattern.striding_launch(gpu), pattern.lanes(), Launch::linear(1, 32));
     // SAFETY (every launch): valid square patterns (A, and A^T or A again), a state, a count
     // and a queue slot per row, the queue's three bounds, one counter.
     let finished = rounds_until_all(gpu, n, |round, colored| unsafe {
@@ -520,7 +521,7 @@ fn jp_rounds(
         kernels::jp_round(
             gpu,
             frontier_launch,
-            pattern.lanes(),
+            lanes,
             round,
             degree_first,
             row_order_rounds,
@@ -574,7 +575,8 @@ fn smallest_last_ranks(
     pattern: &Pattern,
     degrees: &CudaSlice<u64>,
 ) -> Result<Option<CudaSlice<u32>>> {
-    let (n, rows, launch) = (pattern.n, pattern.n as u32, pattern.striding_launch(gpu));
+    let (n, rows, launch, lanes) =
+        (pattern.n, pattern.n as u32, pattern.striding_launch(gpu), pattern.lanes());
     let (mut degree, mut rank) = (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?);
     let (mut touched, mut peeled, mut control) =
         (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(10)?);
@@ -597,7 +599,7 @@ fn smallest_last_ranks(
         kernels::sl_unlink(
             gpu,
             launch,
-            pattern.lanes(),
+            lanes,
             round,
             pattern.transposed,
             pattern.row_ptr,

@@ -335,7 +335,8 @@ pub unsafe fn sl_peel(
     // SAFETY (every access): ten control words, this launch writing none that it reads; the
     // lists hold rows < rows, the length of `degree` and `rank`, each at most once.
     let word = |slot: usize| unsafe { *control.add(slot) };
-    let (smallest, listed) = if word(TOUCHED + before) != 0 {
+    let listed = word(TOUCHED + before);
+    let (smallest, from_list) = if listed != 0 {
         (word(SMALLEST + before).min(!word(BELOW + before)), true)
     } else if word(PEELED + before) == 0 {
         (!word(LEAST + before), false) // round 0, or after an empty round
@@ -352,11 +353,11 @@ pub unsafe fn sl_peel(
     if smallest == u32::MAX {
         return; // no rows left
     }
-    let count = if listed { word(TOUCHED + before) } else { rows };
+    let count = if from_list { listed } else { rows };
     let (mut peels, mut least) = (0, 0);
     let mut k = index_1d();
     while warp::any(k < count) {
-        let i = if listed && k < count { unsafe { *touched.add(k as usize) } } else { k };
+        let i = if from_list && k < count { unsafe { *touched.add(k as usize) } } else { k };
         let left = k < count && unsafe { *rank.add(i as usize) } == u32::MAX;
         let own = if left { unsafe { *degree.add(i as usize) } } else { u32::MAX };
         if own == smallest {
@@ -368,7 +369,7 @@ pub unsafe fn sl_peel(
         k += grid_size_1d();
     }
     let least = warp::reduce_max(least);
-    if !listed && lane_id() == 0 && least != 0 {
+    if !from_list && lane_id() == 0 && least != 0 {
         unsafe { atomic::max_u32(control.add(LEAST + now), least) };
     }
     count_per_warp(peels, total);
