@@ -542,6 +542,23 @@ fn multicolor_blocks_match_the_sequential_sweep<T: Scalar>() {
         // The sequential sweep of the matrix in the copy's order.
         let new_to_old = smoother.new_to_old(&gpu).unwrap();
         assert_eq!(new_to_old, launches.new_to_old(&gpu).unwrap(), "{what}");
+        // Each color's blocks in the order of their lowest rows, or, renumbered by the SpMV,
+        // of their first rows in its breadth-first order.
+        let place = match name {
+            "shuffle:fem:36" => Some(rgla::sparse::inverse_permutation(&a.breadth_first_order())),
+            _ if !smoother.x_in_copy_order() => Some((0..a.rows() as u32).collect()),
+            _ => None,
+        };
+        if let Some(place) = place {
+            let mut first = 0;
+            for rows in smoother.color_rows() {
+                let blocks = new_to_old[first..first + rows as usize].chunks(dof);
+                let keys: Vec<u32> =
+                    blocks.map(|b| b.iter().map(|&i| place[i as usize]).min().unwrap()).collect();
+                assert!(keys.is_sorted(), "{what}: a color's blocks out of order");
+                first += rows as usize;
+            }
+        }
         let old_to_new = rgla::sparse::inverse_permutation(&new_to_old);
         let order = MulticolorOrder {
             coloring: greedy_coloring(&a),

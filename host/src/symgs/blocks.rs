@@ -5,6 +5,7 @@
 //! colors of blocks where its rows take 32) and the sweep relaxes each block's rows in turn.
 
 use super::SymgsMatrix;
+use super::multicolor::{GroupOrder, sort_by_color};
 use crate::Scalar;
 use crate::error::Result;
 use crate::gpu::{CudaSlice, Gpu, Launch};
@@ -31,9 +32,9 @@ pub(crate) struct NodeBlocks {
 }
 
 /// The node blocks of `m`, if its pattern is symmetric and every row shares it with the same
-/// number k - 1 of others (2 <= k <= [`MAX_BLOCK_ROWS`]). Found on the GPU (a hash of each
-/// row's columns, then the rows of its pattern with the same hash and columns); the blocks are
-/// numbered on the host from the rows' lowest members, and their graph built on the GPU.
+/// number k - 1 of others (2 <= k <= [`MAX_BLOCK_ROWS`]), found on the GPU: a hash of each
+/// row's columns, then the rows of its pattern with the same hash and columns; the blocks
+/// numbered in the order of their lowest rows, and their graph.
 pub(crate) fn node_blocks<T: Scalar>(gpu: &Gpu, m: &SymgsMatrix<T>) -> Result<Option<NodeBlocks>> {
     let (n, csr) = (m.rows, &m.csr);
     if n == 0 || !m.pattern_symmetric(gpu)? {
@@ -62,42 +63,43 @@ pub(crate) fn node_blocks<T: Scalar>(gpu: &Gpu, m: &SymgsMatrix<T>) -> Result<Op
     }
     let sizes = gpu.download(&sizes)?;
     let k = sizes[1] as usize;
+    // Every row's block the same size k: the rows of one pattern are each other's neighbours
+    // (a symmetric pattern), so they make a block, each row holds whole blocks, and the
+    // leaders (the blocks' lowest rows) number n / k.
     if !sizes[0] != sizes[1] || !(2..=MAX_BLOCK_ROWS).contains(&k) || n % k != 0 {
         return Ok(None);
     }
-    // Blocks in the order of their lowest rows; a block's rows by rank.
-    let (leader_host, rank_host, row_ptr) =
-        (gpu.download(&leader)?, gpu.download(&rank)?, gpu.download(&csr.row_ptr)?);
     let count = n / k;
-    let mut block_of = vec![0u32; n];
-    let mut members = vec![u32::MAX; n];
-    let mut block_ptr = Vec::with_capacity(count + 1);
-    block_ptr.push(0u32);
-    for i in 0..n {
-        let lead = leader_host[i] as usize;
-        if lead == i {
-            let len = row_ptr[i + 1] - row_ptr[i];
-            // A leader row holds whole blocks (the pattern is symmetric).
-            if !(len as usize).is_multiple_of(k) || block_ptr.len() > count {
-                return Ok(None);
-            }
-            block_of[i] = block_ptr.len() as u32 - 1;
-            block_ptr.push(block_ptr.last().unwrap() + len / k as u32);
-        }
-        // A leader comes first in its block, so its number is set.
-        block_of[i] = block_of[lead];
-        let slot = &mut members[block_of[i] as usize * k + rank_host[i] as usize];
-        if *slot != u32::MAX {
-            return Ok(None);
-        }
-        *slot = i as u32;
-    }
-    if block_ptr.len() != count + 1 {
+    // Blocks in the order of their leaders: the leaders sorted first, in row order.
+    let mut is_member = gpu.zeros::<u64>(n)?;
+    // SAFETY: a leader and a state per row.
+    unsafe { kernels::leader_states(gpu, per_row, rows, &leader, &mut is_member)? };
+    let (leaders, before, spans) =
+        sort_by_color(gpu, (n, &csr.row_ptr, csr.nnz), None, &mut is_member, 2, GroupOrder::AsNumbered)?;
+    // The leaders' entries less their diagonals, and their diagonals: the blocks' graph's.
+    if spans[0].count as usize != count {
         return Ok(None);
     }
-    let (members, block_of, block_ptr_dev) =
-        (gpu.upload(&members)?, gpu.upload(&block_of)?, gpu.upload(&block_ptr)?);
-    let mut block_col = gpu.zeros::<u32>(*block_ptr.last().unwrap() as usize)?;
+    let graph_entries = (spans[0].nnz as usize + count) / k;
+    let (mut block_of, mut members) = (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?);
+    let mut block_ptr = gpu.zeros::<u32>(count + 1)?;
+    // SAFETY: the count leaders first in `leaders`, with the sort's row pointers; a block, a
+    // leader, a rank below k and a member's place per row; a pointer per block and one more.
+    unsafe {
+        kernels::number_blocks(
+            gpu,
+            Launch::linear(count, 256),
+            count as u32,
+            k as u32,
+            &leaders,
+            &csr.row_ptr,
+            &before,
+            &mut block_of,
+            &mut block_ptr,
+        )?;
+        kernels::place_members(gpu, per_row, rows, k as u32, &leader, &rank, &mut block_of, &mut members)?;
+    }
+    let mut block_col = gpu.zeros::<u32>(graph_entries)?;
     // SAFETY: k members per block, a leader and a block per row, A's square pattern; the
     // block pointers count each leader row's leaders (its length / k).
     unsafe {
@@ -111,28 +113,53 @@ pub(crate) fn node_blocks<T: Scalar>(gpu: &Gpu, m: &SymgsMatrix<T>) -> Result<Op
             &block_of,
             &csr.row_ptr,
             &csr.col_idx,
-            &block_ptr_dev,
+            &block_ptr,
             &mut block_col,
         )?;
     }
-    Ok(Some(NodeBlocks { k: k as u32, count, members, block_of, rank, block_ptr: block_ptr_dev, block_col }))
+    Ok(Some(NodeBlocks { k: k as u32, count, members, block_of, rank, block_ptr, block_col }))
 }
 
 /// The blocks in breadth-first order, so that neighbour blocks get near places: the order of
 /// the rows the SpMV renumbered the matrix by, where it did (each block where its first row
-/// comes), else a breadth-first pass over the blocks' graph on the host.
+/// comes, on the GPU), else a breadth-first pass over the blocks' graph on the host.
 pub(crate) fn breadth_first_blocks<T: Scalar>(
     gpu: &Gpu,
     m: &SymgsMatrix<T>,
     blocks: &NodeBlocks,
-) -> Result<Vec<u32>> {
+) -> Result<CudaSlice<u32>> {
     let count = blocks.count;
-    if let Some(rows) = m.csr.breadth_first_order() {
-        let block_of = gpu.download(&blocks.block_of)?;
-        let mut seen = vec![false; count];
-        let blocks_in_order = gpu.download(rows)?.into_iter().map(|i| block_of[i as usize]);
-        return Ok(blocks_in_order.filter(|&b| !std::mem::replace(&mut seen[b as usize], true)).collect());
+    let Some(rows) = m.csr.breadth_first_order() else {
+        let (block_ptr, block_col) = (gpu.download(&blocks.block_ptr)?, gpu.download(&blocks.block_col)?);
+        let order =
+            breadth_first_order_within(count, &block_ptr, &block_col, usize::MAX).expect("no width limit");
+        return gpu.upload(&order);
+    };
+    let (n, per_place) = (m.rows, Launch::linear(m.rows, 256));
+    let mut first = gpu.filled(count, u32::MAX)?;
+    let mut is_later = gpu.zeros::<u64>(n)?;
+    // SAFETY: the rows in order, a permutation of n; a block per row, a first place per block,
+    // a state per place.
+    unsafe {
+        kernels::first_places(gpu, per_place, n as u32, rows, &blocks.block_of, &mut first)?;
+        kernels::first_place_states(gpu, per_place, n as u32, rows, &blocks.block_of, &first, &mut is_later)?;
     }
-    let (block_ptr, block_col) = (gpu.download(&blocks.block_ptr)?, gpu.download(&blocks.block_col)?);
-    Ok(breadth_first_order_within(count, &block_ptr, &block_col, usize::MAX).expect("no width limit"))
+    // The blocks' first places, in order (the sort's row pointers are A's, not used).
+    let (places, _, _) =
+        sort_by_color(gpu, (n, &m.csr.row_ptr, m.csr.nnz), None, &mut is_later, 2, GroupOrder::AsNumbered)?;
+    let mut order = gpu.zeros::<u32>(count)?;
+    // SAFETY: the first count places are each block's first, in `rows`; a block per row and
+    // an entry of the order per block.
+    unsafe {
+        kernels::blocks_at_places(
+            gpu,
+            Launch::linear(count, 256),
+            count as u32,
+            &places,
+            rows,
+            &blocks.block_of,
+            &mut order,
+        )?
+    };
+    Ok(order)
 }

@@ -76,7 +76,7 @@ use rayon::prelude::*;
 
 use super::blocks::{NodeBlocks, breadth_first_blocks, node_blocks};
 use super::cpu::{CpuSymgs, check_vector, checked_diagonal};
-use super::sync_free::persistent_launch;
+use super::sync_free::{FULL_WARPS_PER_SM, persistent_launch};
 use super::{Smoother, SymgsMatrix, check_lengths};
 use crate::Scalar;
 use crate::error::{Error, Result};
@@ -85,7 +85,7 @@ use crate::kernels::blas1;
 use crate::kernels::symgs::blocks as kernels_blocks;
 use crate::kernels::symgs::breadth_first as kernels_bfs;
 use crate::kernels::symgs::multicolor as kernels;
-use crate::sparse::{Csr, UNORDERED_MEAN_DISTANCE, inverse_permutation};
+use crate::sparse::{Csr, UNORDERED_MEAN_DISTANCE};
 use crate::spmv::csr::CsrPlan;
 use crate::vendor::device_ptr;
 
@@ -258,16 +258,11 @@ pub(crate) fn pattern_symmetric(
         return Ok(true);
     }
     let mut unsymmetric = gpu.zeros::<u32>(1)?;
+    let lanes = lanes_per_row(col_idx.len(), n);
+    let launch = persistent_launch(gpu, (n * lanes as usize).div_ceil(32), FULL_WARPS_PER_SM);
     // SAFETY: a valid square CSR pattern of n rows, one flag.
     unsafe {
-        kernels::pattern_unsymmetric(
-            gpu,
-            Launch::linear(n, 256),
-            n as u32,
-            row_ptr,
-            col_idx,
-            &mut unsymmetric,
-        )?
+        kernels::pattern_unsymmetric(gpu, launch, lanes, n as u32, row_ptr, col_idx, &mut unsymmetric)?
     };
     Ok(gpu.download(&unsymmetric)?[0] == 0)
 }
@@ -433,6 +428,13 @@ fn bipartite_levels(
     Ok(Some(levels))
 }
 
+/// Lanes a row of `entries / rows` entries on average takes in the kernels that walk rows of a
+/// pattern: 8 where rows average at most 16 entries (a warp idles on the short rows of a 2-D
+/// mesh), else a warp.
+fn lanes_per_row(entries: usize, rows: usize) -> u32 {
+    if entries > 16 * rows { 32 } else { 8 }
+}
+
 /// A square pattern on the device for the coloring kernels: A's, and A^T's where
 /// `transposed` (else A's again, not read).
 struct Pattern<'a> {
@@ -450,11 +452,10 @@ impl Pattern<'_> {
         Launch::linear(self.n, 256)
     }
 
-    /// Lanes a queued row takes: 8 where rows average at most 16 entries (a warp idles on the
-    /// short rows of a 2-D mesh), else a warp.
+    /// Lanes a queued row takes ([`lanes_per_row`]).
     fn lanes(&self) -> u32 {
         let entries = self.col_idx.len() + if self.transposed != 0 { self.t_col_idx.len() } else { 0 };
-        if entries > 16 * self.n { 32 } else { 8 }
+        lanes_per_row(entries, self.n)
     }
 
     /// The kernels run round after round, grid-strided over the rows or a queue of them: as
@@ -793,12 +794,14 @@ pub(crate) enum GroupOrder {
 
 /// The stable counting sort of the rows of a square pattern on the device (`n` rows, `nnz`
 /// entries, each row holding its diagonal) by color on the GPU (see `kernels::color_sort`),
-/// the colors in `order` (`state` renumbered to it, from the sort's own counts): the
-/// permutation (row k of the copy is row `new_to_old[k]` of the pattern), the copy's row
-/// pointers (rows without their diagonal), and each nonempty color's rows of the copy.
-fn sort_by_color(
+/// the rows taken in row order or in `rows_in_order` (a permutation of them), the colors in
+/// `order` (`state` renumbered to it, from the sort's own counts): the permutation (row k of
+/// the copy is row `new_to_old[k]` of the pattern), the copy's row pointers (rows without
+/// their diagonal), and each nonempty color's rows of the copy.
+pub(crate) fn sort_by_color(
     gpu: &Gpu,
     (n, row_ptr, nnz): (usize, &CudaSlice<u32>, usize),
+    rows_in_order: Option<&CudaSlice<u32>>,
     state: &mut CudaSlice<u64>,
     colors: usize,
     order: GroupOrder,
@@ -811,6 +814,8 @@ fn sort_by_color(
         (gpu.zeros::<u32>(colors * chunks)?, gpu.zeros::<u32>(colors * chunks)?);
     let mut new_to_old = gpu.zeros::<u32>(n)?;
     let mut new_row_ptr = gpu.zeros::<u32>(n + 1)?;
+    // Without an order the kernel gets the row pointers again and does not read them.
+    let (ordered, in_order) = rows_in_order.map_or((0, row_ptr), |o| (1, o));
     for place in [0, 1] {
         if place == 1 {
             let (mut rows_at, mut nnz_at) = (gpu.download(&row_base)?, gpu.download(&nnz_base)?);
@@ -842,9 +847,10 @@ fn sort_by_color(
                 gpu.upload_into(counts, base)?;
             }
         }
-        // SAFETY: a state per row with colors < `colors`, the pattern's row pointers, counters
-        // of `colors` x `chunks`, a permutation of n and row pointers of n + 1; a warp per
-        // chunk with 8 * colors shared bytes.
+        // SAFETY: a state per row with colors < `colors`, the pattern's row pointers, a
+        // permutation of the rows where `ordered`, counters of `colors` x `chunks`, a
+        // permutation of n and row pointers of n + 1; a warp per chunk with 8 * colors shared
+        // bytes.
         unsafe {
             kernels::color_sort(
                 gpu,
@@ -854,6 +860,8 @@ fn sort_by_color(
                 colors as u32,
                 CHUNK_ROWS,
                 off_nnz,
+                ordered,
+                in_order,
                 state,
                 row_ptr,
                 &mut row_base,
@@ -881,10 +889,10 @@ fn sort_by_color(
 }
 
 /// A nonempty color's rows of a sorted copy and their entries off the diagonal.
-struct ColorSpan {
-    first: u32,
-    count: u32,
-    nnz: u32,
+pub(crate) struct ColorSpan {
+    pub(crate) first: u32,
+    pub(crate) count: u32,
+    pub(crate) nnz: u32,
 }
 
 /// One group's launch (a color, or a level): its rows of the copy and lanes per row.
@@ -1021,7 +1029,7 @@ impl<T: Scalar> GroupedCopy<T> {
         let (n, csr) = (m.rows, &m.csr);
         let off_nnz = u32::try_from(csr.nnz - n).expect("DeviceCsr keeps nnz in u32");
         let (new_to_old, row_ptr, spans) =
-            sort_by_color(gpu, (n, &csr.row_ptr, csr.nnz), state, group_count, order)?;
+            sort_by_color(gpu, (n, &csr.row_ptr, csr.nnz), None, state, group_count, order)?;
         let groups = spans
             .iter()
             .map(|s| GroupLaunch {
@@ -1079,43 +1087,32 @@ impl<T: Scalar> GroupedCopy<T> {
         blocks: &NodeBlocks,
         state: &mut CudaSlice<u64>,
         colors: usize,
-        order: Option<&[u32]>,
+        order: Option<&CudaSlice<u32>>,
     ) -> Result<Self> {
         let (n, csr, k) = (m.rows, &m.csr, blocks.k);
         let (count, graph_entries) = (blocks.count, blocks.block_col.len());
+        let (block_order, block_ptr, spans) = sort_by_color(
+            gpu,
+            (count, &blocks.block_ptr, graph_entries),
+            order,
+            state,
+            colors,
+            GroupOrder::AsNumbered,
+        )?;
         // With an order, `position` holds where each block of A lands in the copy.
-        let (block_order, block_ptr, spans, position) = match order {
-            None => {
-                let (sorted, block_ptr, spans) = sort_by_color(
+        let mut position = gpu.zeros::<u32>(if order.is_some() { count } else { 0 })?;
+        if order.is_some() {
+            // SAFETY: the sorted blocks, a permutation of `count`; a position per block.
+            unsafe {
+                kernels_blocks::block_positions(
                     gpu,
-                    (count, &blocks.block_ptr, graph_entries),
-                    state,
-                    colors,
-                    GroupOrder::AsNumbered,
-                )?;
-                (sorted, block_ptr, spans, gpu.zeros::<u32>(0)?)
-            }
-            Some(order) => {
-                // The stable sort of the blocks taken in `order`, then their numbers put back.
-                let (state, block_ptr) = (gpu.download(state)?, gpu.download(&blocks.block_ptr)?);
-                let state_in_order: Vec<u64> = order.iter().map(|&b| state[b as usize]).collect();
-                let ends = order.iter().scan(0, |end, &b| {
-                    *end += block_ptr[b as usize + 1] - block_ptr[b as usize];
-                    Some(*end)
-                });
-                let ptr_in_order: Vec<u32> = std::iter::once(0).chain(ends).collect();
-                let graph = (count, &gpu.upload(&ptr_in_order)?, graph_entries);
-                let (sorted, block_ptr, spans) = sort_by_color(
-                    gpu,
-                    graph,
-                    &mut gpu.upload(&state_in_order)?,
-                    colors,
-                    GroupOrder::AsNumbered,
-                )?;
-                let sorted: Vec<u32> = gpu.download(&sorted)?.iter().map(|&p| order[p as usize]).collect();
-                (gpu.upload(&sorted)?, block_ptr, spans, gpu.upload(&inverse_permutation(&sorted))?)
-            }
-        };
+                    Launch::linear(count, 256),
+                    count as u32,
+                    &block_order,
+                    &mut position,
+                )?
+            };
+        }
         let x_in_copy_order = order.is_some();
         // Entries off the diagonal blocks: k per neighbour block, k values each.
         let entries = k as usize * (blocks.block_col.len() - blocks.count);
@@ -1616,7 +1613,7 @@ impl<T: Scalar> MulticolorSmoother<T> {
             let unordered =
                 mean_distance(gpu, m.rows, &m.csr.row_ptr, &m.csr.col_idx)? > UNORDERED_MEAN_DISTANCE;
             let order = if unordered { Some(breadth_first_blocks(gpu, m, &blocks)?) } else { None };
-            let copy = GroupedCopy::sorted_blocks(gpu, m, &blocks, &mut state, colors, order.as_deref())?;
+            let copy = GroupedCopy::sorted_blocks(gpu, m, &blocks, &mut state, colors, order.as_ref())?;
             return Self::with_copy(gpu, copy, Some(method), None);
         }
         let (mut state, colors) = color_states(gpu, m, method)?;

@@ -80,6 +80,140 @@ pub unsafe fn block_members(
     }
 }
 
+/// `is_member[i]`: 0 where row i leads its block (`leader[i] == i`), else 1. Sorted by it
+/// (stably), the leaders come first in row order: the blocks numbered in the order of their
+/// lowest rows. Launch: a thread per row.
+#[gpu::kernel]
+pub unsafe fn leader_states(rows: u32, leader: *const u32, is_member: *mut u64) {
+    let i = index_1d();
+    if i < rows {
+        // SAFETY: i < rows.
+        unsafe { *is_member.add(i as usize) = (load_nc(leader.add(i as usize)) != i) as u64 };
+    }
+}
+
+/// Block b, led by row `leaders[b]`: `block_of` its leader row, and the end of its extent in
+/// the graph of the blocks, `block_ptr[b + 1]`, the leaders' lengths up to b over k (each
+/// leader row holds whole blocks); `before[b]` holds the lengths of the leaders before b less
+/// their diagonals (the sort's row pointers). Launch: a thread per block.
+#[gpu::kernel]
+pub unsafe fn number_blocks(
+    blocks: u32,
+    k: u32,
+    leaders: *const u32,
+    row_ptr: *const u32,
+    before: *const u32,
+    block_of: *mut u32,
+    block_ptr: *mut u32,
+) {
+    let b = index_1d();
+    if b < blocks {
+        // SAFETY: b < blocks, the length of `leaders` and `before`, and of `block_ptr` less
+        // one; leaders are rows.
+        unsafe {
+            let row = load_nc(leaders.add(b as usize)) as usize;
+            let len = load_nc(row_ptr.add(row + 1)) - load_nc(row_ptr.add(row));
+            *block_of.add(row) = b;
+            *block_ptr.add(b as usize + 1) = (load_nc(before.add(b as usize)) + b + len) / k;
+        }
+    }
+}
+
+/// Row i of a block that it does not lead: its block, that of its leader (`number_blocks`);
+/// and every row into its place in its block, `members[k block + rank[i]]`. Launch: a thread
+/// per row.
+#[gpu::kernel]
+pub unsafe fn place_members(
+    rows: u32,
+    k: u32,
+    leader: *const u32,
+    rank: *const u32,
+    block_of: *mut u32,
+    members: *mut u32,
+) {
+    let i = index_1d();
+    if i >= rows {
+        return;
+    }
+    // SAFETY: i < rows; leaders are rows whose blocks `number_blocks` set, and ranks are below
+    // k, so each place lies in the k * blocks = rows members.
+    unsafe {
+        let lead = load_nc(leader.add(i as usize));
+        let block = *block_of.add(lead as usize);
+        if lead != i {
+            *block_of.add(i as usize) = block;
+        }
+        *members.add((block * k + load_nc(rank.add(i as usize))) as usize) = i;
+    }
+}
+
+/// `first[b]`: the first place p of `order` (rows) that holds a row of block b. Launch: a
+/// thread per place, `first` filled with `u32::MAX`.
+#[gpu::kernel]
+pub unsafe fn first_places(places: u32, order: *const u32, block_of: *const u32, first: *mut u32) {
+    let p = index_1d();
+    if p < places {
+        // SAFETY: p < places, the length of `order`, whose rows have blocks.
+        unsafe {
+            let block = load_nc(block_of.add(load_nc(order.add(p as usize)) as usize));
+            atomic::min_u32(first.add(block as usize), p);
+        }
+    }
+}
+
+/// `is_later[p]`: 0 where place p of `order` is its block's first place (`first_places`), else
+/// 1. Sorted by it (stably), the places come in the order their blocks first appear. Launch: a
+/// thread per place.
+#[gpu::kernel]
+pub unsafe fn first_place_states(
+    places: u32,
+    order: *const u32,
+    block_of: *const u32,
+    first: *const u32,
+    is_later: *mut u64,
+) {
+    let p = index_1d();
+    if p < places {
+        // SAFETY: p < places, the length of `order` and `is_later`; rows have blocks.
+        unsafe {
+            let block = load_nc(block_of.add(load_nc(order.add(p as usize)) as usize));
+            *is_later.add(p as usize) = (load_nc(first.add(block as usize)) != p) as u64;
+        }
+    }
+}
+
+/// `blocks_in_order[q]`: the block of the row at place `places[q]` of `order`. Launch: a
+/// thread per block.
+#[gpu::kernel]
+pub unsafe fn blocks_at_places(
+    blocks: u32,
+    places: *const u32,
+    order: *const u32,
+    block_of: *const u32,
+    blocks_in_order: *mut u32,
+) {
+    let q = index_1d();
+    if q < blocks {
+        // SAFETY: q < blocks, the length of `places` and `blocks_in_order`; places lie in
+        // `order`, whose rows have blocks.
+        unsafe {
+            let row = load_nc(order.add(load_nc(places.add(q as usize)) as usize));
+            *blocks_in_order.add(q as usize) = load_nc(block_of.add(row as usize));
+        }
+    }
+}
+
+/// `position[new_to_old[c]] = c`: where each block lands in the copy. Launch: a thread per
+/// block.
+#[gpu::kernel]
+pub unsafe fn block_positions(blocks: u32, new_to_old: *const u32, position: *mut u32) {
+    let c = index_1d();
+    if c < blocks {
+        // SAFETY: c < blocks; `new_to_old` a permutation of the blocks.
+        unsafe { *position.add(load_nc(new_to_old.add(c as usize)) as usize) = c };
+    }
+}
+
 /// The graph of the blocks: block b's neighbours are the blocks of the leaders (`leader[j] ==
 /// j`) in its leader row `members[k b]`, numbered `block_of[j]`, into `block_col[block_ptr[b]..]`
 /// (in the leader row's order, so sorted). Launch: a thread per block.

@@ -458,7 +458,8 @@ pub unsafe fn recolor(rows: u32, places: *const u32, state: *mut u64) {
 
 /// The stable counting sort of the rows by color, in two passes over chunks of `chunk_rows`
 /// rows, a warp per chunk (`grid_dim_x` chunks); `colors` counters per chunk, color-major
-/// (`[color * chunks + chunk]`).
+/// (`[color * chunks + chunk]`). With `ordered`, the rows are taken in the order of `order` (a
+/// permutation of them; else it is not read): place p of a chunk is row `order[p]`.
 ///
 /// - `place == 0`: counts each chunk's rows of each color into `row_base`, and their nonzeros
 ///   without the diagonal (row length - 1) into `nnz_base`.
@@ -478,6 +479,8 @@ pub unsafe fn color_sort(
     colors: u32,
     chunk_rows: u32,
     nnz_without_diagonal: u32,
+    ordered: u32,
+    order: *const u32,
     state: *const u64,
     row_ptr: *const u32,
     row_base: *mut u32,
@@ -489,7 +492,7 @@ pub unsafe fn color_sort(
     let next_row = shared::dynamic::<u32>();
     let next_nnz = next_row.after::<u32>(colors);
     // SAFETY (every access): c < colors, the shared arrays' and the bases' sizes per chunk;
-    // rows < `rows`; the places are a permutation of 0..rows and the nonzero offsets stay below
+    // rows < `rows` (`order` a permutation of them); the places are a permutation of 0..rows and the nonzero offsets stay below
     // `nnz_without_diagonal` (the prefix sums of the counts).
     let mut c = lane;
     while c < colors {
@@ -508,8 +511,9 @@ pub unsafe fn color_sort(
     let below = (1u32 << lane) - 1;
     let mut step = first;
     while step < end {
-        let i = step + lane;
-        let valid = i < end;
+        let p = step + lane;
+        let valid = p < end;
+        let i = if valid && ordered != 0 { unsafe { load_nc(order.add(p as usize)) } } else { p };
         let (color, len) = if valid {
             let r = i as usize;
             unsafe { (*state.add(r) as u32, load_nc(row_ptr.add(r + 1)) - load_nc(row_ptr.add(r)) - 1) }
@@ -642,35 +646,37 @@ pub unsafe fn permute_without_diagonal<T: Float>(
 }
 
 /// Sets `*unsymmetric = 1` if some stored a_ij (i != j) has no stored a_ji (columns sorted
-/// within rows, as `Csr` keeps them; a column >= rows counts as unsymmetric). Launch: a thread
-/// per row.
-#[gpu::kernel]
-pub unsafe fn pattern_unsymmetric(
+/// within rows, as `Csr` keeps them; a column >= rows counts as unsymmetric): each entry's
+/// lane looks for its mirror by binary search. Launch: any number of whole warps, `W` lanes a
+/// row, grid-strided.
+#[gpu::kernel(W = 8 | 32)]
+pub unsafe fn pattern_unsymmetric<const W: u32>(
     rows: u32,
     row_ptr: *const u32,
     col_idx: *const u32,
     unsymmetric: *mut u32,
 ) {
-    let i = index_1d();
-    if i >= rows {
-        return;
-    }
-    // SAFETY: i < rows and every j checked < rows before its row is read; k < nnz.
-    unsafe {
-        for k in load_nc(row_ptr.add(i as usize))..load_nc(row_ptr.add(i as usize + 1)) {
-            let j = load_nc(col_idx.add(k as usize));
-            if j == i {
-                continue;
-            }
-            let found = j < rows && {
-                let at = first_column_from(row_ptr, col_idx, j, i);
-                at < load_nc(row_ptr.add(j as usize + 1)) && load_nc(col_idx.add(at as usize)) == i
-            };
-            if !found {
-                *unsymmetric = 1;
-                return;
+    let mut i = index_1d() / W;
+    while i < rows {
+        // SAFETY: i < rows and every j checked < rows before its row is read; k < nnz.
+        unsafe {
+            let (start, end) = (load_nc(row_ptr.add(i as usize)), load_nc(row_ptr.add(i as usize + 1)));
+            let mut k = start + lane_id() % W;
+            while k < end {
+                let j = load_nc(col_idx.add(k as usize));
+                let found = j == i
+                    || j < rows && {
+                        let at = first_column_from(row_ptr, col_idx, j, i);
+                        at < load_nc(row_ptr.add(j as usize + 1)) && load_nc(col_idx.add(at as usize)) == i
+                    };
+                if !found {
+                    *unsymmetric = 1;
+                    return;
+                }
+                k += W;
             }
         }
+        i += grid_size_1d() / W;
     }
 }
 
