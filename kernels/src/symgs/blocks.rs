@@ -161,9 +161,9 @@ pub unsafe fn first_places(places: u32, order: *const u32, block_of: *const u32,
     }
 }
 
-/// `is_later[p]`: 0 where place p of `order` is its block's first place (`first_places`), else
-/// 1. Sorted by it (stably), the places come in the order their blocks first appear. Launch: a
-/// thread per place.
+/// `is_later[p]`: 0 where place p of `order` is its block's first place (`first_places`), 1
+/// elsewhere. Sorted by it (stably), the places come in the order their blocks first appear.
+/// Launch: a thread per place.
 #[gpu::kernel]
 pub unsafe fn first_place_states(
     places: u32,
