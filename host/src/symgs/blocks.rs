@@ -76,10 +76,10 @@ pub(crate) fn node_blocks<T: Scalar>(gpu: &Gpu, m: &SymgsMatrix<T>) -> Result<Op
     unsafe { kernels::leader_states(gpu, per_row, rows, &leader, &mut is_member)? };
     let (leaders, before, spans) =
         sort_by_color(gpu, (n, &csr.row_ptr, csr.nnz), None, &mut is_member, 2, GroupOrder::AsNumbered)?;
-    // The leaders' entries less their diagonals, and their diagonals: the blocks' graph's.
     if spans[0].count as usize != count {
         return Ok(None);
     }
+    // The leaders' entries less their diagonals, and their diagonals, over k: the blocks' graph's.
     let graph_entries = (spans[0].nnz as usize + count) / k;
     let (mut block_of, mut members) = (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?);
     let mut block_ptr = gpu.zeros::<u32>(count + 1)?;

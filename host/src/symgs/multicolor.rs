@@ -482,8 +482,8 @@ fn color_count(gpu: &Gpu, state: &CudaSlice<u64>) -> Result<usize> {
 /// is colored: the number of colors, None past [`MAX_ROUNDS`] rounds. Each row waits on a
 /// count of its neighbours of higher priority, and joins a queue on the device when the last
 /// of them is colored: a round colors only the rows that became free in the round before
-/// (`kernels::jp_round`), and the queue is counted again where the ties change from row order
-/// to hashes (`kernels::jp_ready`).
+/// (`kernels::jp_round`, one launch a round: the rounds move the queue on themselves), and the
+/// queue is counted again where the ties change from row order to hashes (`kernels::jp_ready`).
 fn jp_rounds(
     gpu: &Gpu,
     pattern: &Pattern,
@@ -491,15 +491,14 @@ fn jp_rounds(
     state: &mut CudaSlice<u64>,
 ) -> Result<Option<usize>> {
     let n = pattern.n;
-    let (mut waiting, mut found, mut bounds) =
-        (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(3)?);
-    let (frontier_launch, lanes, one) =
-        (pattern.striding_launch(gpu), pattern.lanes(), Launch::linear(1, 32));
+    let (mut waiting, mut found, mut words) =
+        (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(6)?);
+    let (frontier_launch, lanes) = (pattern.striding_launch(gpu), pattern.lanes());
     // SAFETY (every launch): valid square patterns (A, and A^T or A again), a state, a count
-    // and a queue slot per row, the queue's three bounds, one counter.
+    // and a queue slot per row, the queue's six words, one counter.
     let finished = rounds_until_all(gpu, n, |round, colored| unsafe {
         if round == 0 || round == row_order_rounds {
-            gpu.memset_zeros(&mut bounds)?;
+            gpu.memset_zeros(&mut words)?;
             kernels::jp_ready(
                 gpu,
                 pattern.launch(),
@@ -514,10 +513,9 @@ fn jp_rounds(
                 pattern.t_col_idx,
                 state,
                 &mut waiting,
-                &mut bounds,
+                &mut words,
                 &mut found,
             )?;
-            kernels_bfs::bfs_advance(gpu, one, &mut bounds)?;
         }
         kernels::jp_round(
             gpu,
@@ -533,11 +531,10 @@ fn jp_rounds(
             pattern.t_col_idx,
             state,
             &mut waiting,
-            &mut bounds,
+            &mut words,
             &mut found,
             colored,
-        )?;
-        kernels_bfs::bfs_advance(gpu, one, &mut bounds)
+        )
     })?;
     if !finished {
         return Ok(None);

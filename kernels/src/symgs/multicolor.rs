@@ -137,11 +137,69 @@ impl Adjacency {
     }
 }
 
+/// The rows Jones-Plassmann's rounds color, in `found`: each round reads the rows the round
+/// before appended and appends the rows for the round after, with no launch between rounds
+/// to move the queue on. `words` (six, zeroed where the queue starts) hold, by the round
+/// modulo 3, where a round's appended rows start in `found` ([`ROUND_START`]) and how many
+/// there are ([`ROUND_COUNT`]). Round r reads round r - 1's words, appends to its own, and
+/// clears round r + 1's count, which round r - 1 read last.
+struct RoundQueue {
+    words: *mut u32,
+    found: *mut u32,
+}
+
+/// A round's first row in the queue (see [`RoundQueue`])...
+const ROUND_START: usize = 0;
+/// ...and its number of rows.
+const ROUND_COUNT: usize = 3;
+
+impl RoundQueue {
+    /// Round `round`'s rows, `found[first..end]` (what round - 1 appended); its appends go
+    /// from `end` on. Every thread of the round's launch calls this, before any appends.
+    ///
+    /// # Safety
+    /// The six words and `found` as [`RoundQueue`] says; one call per launch of each round.
+    #[inline(always)]
+    unsafe fn frontier(&self, round: u32) -> (u32, u32) {
+        let (before, now, next) =
+            (((round + 2) % 3) as usize, (round % 3) as usize, ((round + 1) % 3) as usize);
+        // SAFETY: the caller's words; this launch reads only round - 1's and writes no other
+        // round's it reads.
+        unsafe {
+            let first = *self.words.add(ROUND_START + before);
+            let end = first + *self.words.add(ROUND_COUNT + before);
+            if index_1d() == 0 {
+                *self.words.add(ROUND_START + now) = end;
+                *self.words.add(ROUND_COUNT + next) = 0;
+            }
+            (first, end)
+        }
+    }
+
+    /// Appends `row` for every lane that passes `predicate` to round `round`'s rows, from `end`
+    /// ([`Self::frontier`]); all lanes call this together.
+    ///
+    /// # Safety
+    /// As [`Self::frontier`]; `found` has room for every row appended.
+    #[inline(always)]
+    unsafe fn append(&self, round: u32, end: u32, predicate: bool, row: u32) {
+        // SAFETY: the caller's room.
+        unsafe {
+            warp::append(
+                predicate,
+                row,
+                self.words.add(ROUND_COUNT + (round % 3) as usize),
+                self.found.add(end as usize),
+            )
+        };
+    }
+}
+
 /// Where the rounds start, or where the priorities change in round `round` (row order to
 /// hashed ties): `waiting[i]` = the neighbours of each uncolored row i of higher priority (of
 /// A's row, and of A^T's when `transposed != 0`, counted once per entry), and the rows with
-/// none appended to the queue `found` at `bounds[2]` (zeroed before; [`jp_round`] reads it).
-/// Launch: a thread per row.
+/// none queued for round `round` (`words` zeroed before; see [`RoundQueue`]). Launch: a thread
+/// per row.
 #[gpu::kernel]
 pub unsafe fn jp_ready(
     rows: u32,
@@ -155,7 +213,7 @@ pub unsafe fn jp_ready(
     t_col_idx: *const u32,
     state: *const u64,
     waiting: *mut u32,
-    bounds: *mut u32,
+    words: *mut u32,
     found: *mut u32,
 ) {
     let i = index_1d();
@@ -176,18 +234,20 @@ pub unsafe fn jp_ready(
         }
         higher == 0
     };
-    unsafe { warp::append(ready, i, bounds.add(2), found) };
+    // Appended as round - 1 would, from the queue's start.
+    let queue = RoundQueue { words, found };
+    unsafe { queue.append(round + 2, 0, ready, i) };
 }
 
-/// One Jones-Plassmann round: every row of the queue's frontier `found[bounds[0]..bounds[1]]`,
-/// whose neighbours of higher priority are all colored, takes the smallest color none of its
+/// One Jones-Plassmann round: every row the round before queued ([`RoundQueue`]), whose
+/// neighbours of higher priority are all colored, takes the smallest color none of its
 /// neighbours holds and counts itself in `colored`; each of its uncolored neighbours, all of
-/// lower priority, then waits on one row fewer, and joins the queue (`bounds[2]`) when it waits
+/// lower priority, then waits on one row fewer, and is queued for the next round when it waits
 /// on none. Two rows of a frontier are never neighbours, so the result does not depend on
 /// the timing of the threads: the greedy (first-fit) coloring in priority order, each row
 /// colored in the round in which every neighbour of higher priority had been colored before.
 /// Neighbours: the columns of A's row, and of A^T's when `transposed != 0`. Launch: any number
-/// of whole warps, `W` lanes per frontier row, grid-strided; then `breadth_first::bfs_advance`.
+/// of whole warps, `W` lanes per frontier row, grid-strided.
 #[gpu::kernel(W = 8 | 32)]
 pub unsafe fn jp_round<const W: u32>(
     round: u32,
@@ -200,14 +260,15 @@ pub unsafe fn jp_round<const W: u32>(
     t_col_idx: *const u32,
     state: *mut u64,
     waiting: *mut u32,
-    bounds: *mut u32,
+    words: *mut u32,
     found: *mut u32,
     colored: *mut u32,
 ) {
     // SAFETY (every access): the frontier's rows are < rows, the length of `state` and
     // `waiting`; valid square patterns; the queue holds every row at most once. A frontier row
     // alone writes its state, which no other frontier row reads.
-    let (first, end) = unsafe { (*bounds, *bounds.add(1)) };
+    let queue = RoundQueue { words, found };
+    let (first, end) = unsafe { queue.frontier(round) };
     let adjacency = Adjacency { transposed, row_ptr, col_idx, t_row_ptr, t_col_idx };
     let mut count = 0;
     let mut p = first + index_1d() / W;
@@ -248,7 +309,7 @@ pub unsafe fn jp_round<const W: u32>(
                         && priority(s, j, round, degree_first, row_order_rounds) < key
                         && atomic::add(waiting.add(j as usize), u32::MAX) == 1
                 });
-                warp::append(freed, j.unwrap_or(0), bounds.add(2), found);
+                queue.append(round, end, freed, j.unwrap_or(0));
             })
         };
         p += grid_size_1d() / W;
