@@ -38,3 +38,12 @@ pub const HALF_ROWS: u32 = 2;
 /// The most rows a node block of the multicolor sweep may hold: each lane keeps two sums per
 /// row of its block.
 pub const MAX_BLOCK_ROWS: usize = 4;
+
+/// The words of a queue of rows taken in rounds on the device (the coloring's breadth-first
+/// search and Jones-Plassmann's rounds), by the round modulo 3: where a round's appended rows
+/// start, from `ROUND_START`...
+pub const ROUND_START: usize = 0;
+/// ...and how many there are, from `ROUND_COUNT`.
+pub const ROUND_COUNT: usize = 3;
+/// The breadth-first search's flag after the queue's six words: it met an odd cycle.
+pub const ODD_CYCLE: usize = 6;

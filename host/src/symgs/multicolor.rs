@@ -70,7 +70,8 @@
 //! well.
 
 use abi::symgs::{
-    BACKWARD, BACKWARD_KEEPING_UPPER, FORWARD, FORWARD_FROM_ZERO, FORWARD_KEPT_UPPER, RELAX_COLOR_THREADS,
+    BACKWARD, BACKWARD_KEEPING_UPPER, FORWARD, FORWARD_FROM_ZERO, FORWARD_KEPT_UPPER, ODD_CYCLE,
+    RELAX_COLOR_THREADS, ROUND_COUNT, ROUND_START,
 };
 use rayon::prelude::*;
 
@@ -377,8 +378,8 @@ fn bipartite_levels(
 ) -> Result<Option<CudaSlice<u32>>> {
     let mut levels = gpu.zeros::<u32>(n)?; // 0: not reached; levels count from 1
     let mut found = gpu.zeros::<u32>(n)?; // the rows in the order they are reached
-    // The frontier's first and end slots in `found`, its tail, and whether an odd cycle was seen.
-    let mut bounds = gpu.zeros::<u32>(4)?;
+    // The queue's words (`kernels_bfs::RoundQueue`), and whether an odd cycle was seen.
+    let mut words = gpu.zeros::<u32>(ODD_CYCLE + 1)?;
     let mut lowest = gpu.zeros::<u32>(1)?;
     let search = persistent_launch(gpu, n, STRIDING_WARPS_PER_SM);
     let one = Launch::linear(1, 32);
@@ -394,36 +395,38 @@ fn bipartite_levels(
                 return Ok(None);
             }
             gpu.upload_into(&[u32::MAX], &mut lowest)?;
-            // SAFETY: a level per row; rows are left, so the tail is below n.
+            // SAFETY: a level per row; rows are left, so the queue's end is below n.
             unsafe {
                 kernels_bfs::lowest_unreached(gpu, Launch::linear(n, 256), n as u32, &levels, &mut lowest)?;
-                kernels_bfs::bfs_seed(gpu, one, level, &lowest, &mut bounds, &mut found, &mut levels)?;
+                kernels_bfs::bfs_seed(gpu, one, level, &lowest, &mut words, &mut found, &mut levels)?;
             }
             level += 1;
         }
         for _ in 0..LEVELS_PER_LOOK {
-            // SAFETY: the bounds lie in `found`, which holds rows; each row is appended once, so
-            // the tail stays within n.
+            // SAFETY: the queue lies in `found`, which holds rows; each row is queued once, so
+            // the queue's end stays within n.
             unsafe {
                 kernels_bfs::bfs_level(
                     gpu,
                     search,
                     level,
-                    &mut bounds,
+                    &mut words,
                     &mut found,
                     row_ptr,
                     col_idx,
                     &mut levels,
-                )?;
-                kernels_bfs::bfs_advance(gpu, one, &mut bounds)?;
-            }
+                )?
+            };
             level += 1;
         }
-        let bounds = gpu.download(&bounds)?;
-        if bounds[3] != 0 {
+        let words = gpu.download(&words)?;
+        if words[ODD_CYCLE] != 0 {
             return Ok(None);
         }
-        (reached, frontier) = (bounds[2] as usize, (bounds[1] - bounds[0]) as usize);
+        // The last level's rows: the next one's frontier, at the end of those reached.
+        let last = (level - 1) as usize % 3;
+        let (start, count) = (words[ROUND_START + last] as usize, words[ROUND_COUNT + last] as usize);
+        (reached, frontier) = (start + count, count);
     }
     Ok(Some(levels))
 }

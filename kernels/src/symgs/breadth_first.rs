@@ -2,11 +2,13 @@
 //! are a proper coloring (a bipartite pattern, as the 5- and 7-point Laplacians'), they color
 //! it with 2 colors, which Jones-Plassmann misses in a random row order (6 on a renumbered
 //! 7-point Laplacian) and past its row-order rounds (5 on a large 5-point one; PERF.md). A
-//! level is two launches, [`bfs_level`] and [`bfs_advance`], the queue's bounds on the device,
-//! so the host queues many levels between two looks, and stops at the first look that saw
-//! an odd cycle. Levels count from 1 at row 0 (0: not reached yet, so a zeroed buffer starts
+//! level is one launch, [`bfs_level`], which moves the queue on itself ([`RoundQueue`]), so
+//! the host queues many levels between two looks, and stops at the first look that saw an
+//! odd cycle. Levels count from 1 at row 0 (0: not reached yet, so a zeroed buffer starts
 //! the search); each row's is its component's first level plus its distance from that
 //! component's first row, whatever the timing.
+
+use abi::symgs::{ODD_CYCLE, ROUND_COUNT, ROUND_START};
 
 use crate::device::memory::{load_nc, store_volatile};
 use crate::device::thread::{WARP_SIZE, grid_size_1d, index_1d, lane_id, warp_index_1d};
@@ -42,31 +44,111 @@ pub unsafe fn distance_sum(rows: u32, row_ptr: *const u32, col_idx: *const u32, 
     }
 }
 
-/// Level `level` of the search: every row of the frontier `found[bounds[0]..bounds[1]]` gives
-/// its neighbours not reached yet that level and appends them at the queue's tail
-/// (`bounds[2]`, taken atomically), and sets `bounds[3]` where it has a neighbour reached
-/// before at a level of its own parity. Every entry of the pattern is looked at once, from
-/// its row's frontier, so the levels' parities 2-color the pattern (and its transpose's)
-/// exactly where no frontier ever sets it. Once it is set, the launches that follow return at
-/// once. Launch: any number of whole warps (a warp per frontier row, grid-strided), then
-/// [`bfs_advance`].
+/// A queue of rows on the device taken in rounds (the search's levels, Jones-Plassmann's
+/// rounds), each reading the rows the round before appended and appending the rows for the
+/// round after, with no launch between rounds to move the queue on. `words` (six, zeroed
+/// where the queue starts) hold, by the round modulo 3, where a round's appended rows start
+/// in `found` ([`ROUND_START`]) and how many there are ([`ROUND_COUNT`]). Round r reads round
+/// r - 1's words, appends to its own, and clears round r + 1's count, which round r - 1 read
+/// last.
+pub(crate) struct RoundQueue {
+    pub(crate) words: *mut u32,
+    pub(crate) found: *mut u32,
+}
+
+impl RoundQueue {
+    /// Round `round`'s rows, `found[first..end]` (what round - 1 appended); its appends go
+    /// from `end` on. Every thread of the round's launch calls this, before any appends.
+    ///
+    /// # Safety
+    /// The six words and `found` as [`RoundQueue`] says.
+    #[inline(always)]
+    pub(crate) unsafe fn frontier(&self, round: u32) -> (u32, u32) {
+        let (before, now, next) =
+            (((round + 2) % 3) as usize, (round % 3) as usize, ((round + 1) % 3) as usize);
+        // SAFETY: the caller's words; this launch reads only round - 1's and writes no other
+        // round's it reads.
+        unsafe {
+            let first = *self.words.add(ROUND_START + before);
+            let end = first + *self.words.add(ROUND_COUNT + before);
+            if index_1d() == 0 {
+                *self.words.add(ROUND_START + now) = end;
+                *self.words.add(ROUND_COUNT + next) = 0;
+            }
+            (first, end)
+        }
+    }
+
+    /// Appends `row` for every lane that passes `predicate` to round `round`'s rows, from `end`
+    /// ([`Self::frontier`]), one atomic per warp; all lanes call this together.
+    ///
+    /// # Safety
+    /// As [`Self::frontier`]; `found` has room for every row appended.
+    #[inline(always)]
+    pub(crate) unsafe fn append(&self, round: u32, end: u32, predicate: bool, row: u32) {
+        let count = ROUND_COUNT + (round % 3) as usize;
+        // SAFETY: the caller's room.
+        unsafe { warp::append(predicate, row, self.words.add(count), self.found.add(end as usize)) };
+    }
+
+    /// Appends `row` to round `round`'s rows, from `end`, one atomic per row.
+    ///
+    /// # Safety
+    /// As [`Self::append`].
+    #[inline(always)]
+    pub(crate) unsafe fn push(&self, round: u32, end: u32, row: u32) {
+        // SAFETY: the caller's room.
+        unsafe {
+            let slot = atomic::add(self.words.add(ROUND_COUNT + (round % 3) as usize), 1u32);
+            *self.found.add((end + slot) as usize) = row;
+        }
+    }
+
+    /// Makes `row` round `round`'s only row, after the other rows, as if round `round` had
+    /// appended it (round `round` - 1 ran last, and round `round` does not run).
+    ///
+    /// # Safety
+    /// As [`Self::append`]; one thread.
+    #[inline(always)]
+    unsafe fn seed(&self, round: u32, row: u32) {
+        let (before, now, next) =
+            (((round + 2) % 3) as usize, (round % 3) as usize, ((round + 1) % 3) as usize);
+        // SAFETY: the caller's words and room.
+        unsafe {
+            let at = *self.words.add(ROUND_START + before) + *self.words.add(ROUND_COUNT + before);
+            *self.found.add(at as usize) = row;
+            *self.words.add(ROUND_START + now) = at;
+            *self.words.add(ROUND_COUNT + now) = 1;
+            *self.words.add(ROUND_COUNT + next) = 0;
+        }
+    }
+}
+
+/// Level `level` of the search: every row the level before queued ([`RoundQueue`], `words`'
+/// first six; the level is the round) gives its neighbours not reached yet that level and
+/// queues them, and sets `words[ODD_CYCLE]` where it has a neighbour reached before at a level of
+/// its own parity. Every entry of the pattern is looked at once, from its row's frontier, so
+/// the levels' parities 2-color the pattern (and its transpose's) exactly where no frontier
+/// ever sets it. Once it is set, the launches that follow return at once. Launch: any number
+/// of whole warps (a warp per frontier row, grid-strided).
 #[gpu::kernel]
 pub unsafe fn bfs_level(
     level: u32,
-    bounds: *mut u32,
+    words: *mut u32,
     found: *mut u32,
     row_ptr: *const u32,
     col_idx: *const u32,
     levels: *mut u32,
 ) {
     let warps = grid_size_1d() / WARP_SIZE;
-    // SAFETY (every access): the bounds and the tail lie in `found`, which holds rows < rows;
-    // j < end <= nnz; columns < rows. A row is appended once: by the thread whose
+    let queue = RoundQueue { words, found };
+    // SAFETY (every access): seven words; the queue lies in `found`, which holds rows < rows;
+    // j < end <= nnz; columns < rows. A row is queued once: by the thread whose
     // compare-and-swap gives it its level.
-    let (first, end, odd_before) = unsafe { (*bounds, *bounds.add(1), *bounds.add(3)) };
-    if odd_before != 0 {
+    if unsafe { *words.add(ODD_CYCLE) } != 0 {
         return; // the search is over: the host stops at its next look
     }
+    let (first, end) = unsafe { queue.frontier(level) };
     let mut p = first + warp_index_1d();
     while p < end {
         let row = unsafe { *found.add(p as usize) };
@@ -79,8 +161,7 @@ pub unsafe fn bfs_level(
             let cell = unsafe { levels.add(col as usize) };
             let reached = unsafe { *cell };
             if reached == NONE && unsafe { atomic::compare_and_swap(cell, NONE, level) } == NONE {
-                let slot = unsafe { atomic::add(bounds.add(2), 1u32) };
-                unsafe { *found.add(slot as usize) = col };
+                unsafe { queue.push(level, end, col) };
             } else if reached != NONE && (reached ^ (level - 1)) & 1 == 0 && col != row {
                 // The frontier's own parity, so set before this launch: not a race.
                 odd = true;
@@ -91,22 +172,11 @@ pub unsafe fn bfs_level(
         // and their stores all go to one word.
         if warp::any(odd) {
             if lane_id() == 0 {
-                unsafe { store_volatile(bounds.add(3), 1) };
+                unsafe { store_volatile(words.add(ODD_CYCLE), 1) };
             }
             return;
         }
         p += warps;
-    }
-}
-
-/// The next level's frontier: the rows appended by the last one (`bounds[0..2] =
-/// bounds[1..3]`). Launch: one thread.
-#[gpu::kernel]
-pub unsafe fn bfs_advance(bounds: *mut u32) {
-    // SAFETY: three words.
-    unsafe {
-        *bounds = *bounds.add(1);
-        *bounds.add(1) = *bounds.add(2);
     }
 }
 
@@ -121,16 +191,15 @@ pub unsafe fn lowest_unreached(rows: u32, levels: *const u32, lowest: *mut u32) 
     }
 }
 
-/// Starts a component at the queue's tail: `row = *lowest` at `level`, the frontier that one
-/// row. Launch: one thread.
+/// Starts a component after the rows queued so far: `row = *lowest` at `level`, as if level
+/// `level` had queued it alone (the level before ran last). Launch: one thread.
 #[gpu::kernel]
-pub unsafe fn bfs_seed(level: u32, lowest: *const u32, bounds: *mut u32, found: *mut u32, levels: *mut u32) {
-    // SAFETY: three bound words; a row found by `lowest_unreached`, its slot below the rows.
+pub unsafe fn bfs_seed(level: u32, lowest: *const u32, words: *mut u32, found: *mut u32, levels: *mut u32) {
+    // SAFETY: the queue's words; a row found by `lowest_unreached`, its slot below the rows.
     unsafe {
-        let (row, at) = (*lowest, *bounds.add(2));
-        *found.add(at as usize) = row;
+        let row = *lowest;
         *levels.add(row as usize) = level;
-        (*bounds, *bounds.add(1), *bounds.add(2)) = (at, at + 1, at + 1);
+        RoundQueue { words, found }.seed(level, row);
     }
 }
 

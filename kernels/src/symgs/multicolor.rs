@@ -17,6 +17,7 @@ use crate::device::thread::{
 };
 use crate::device::{Float, atomic, shared, warp};
 
+use super::breadth_first::RoundQueue;
 use super::first_column_from;
 
 /// Bit 63 of a row's coloring state: not colored yet, its degree in the low 32 bits. A colored
@@ -137,64 +138,6 @@ impl Adjacency {
     }
 }
 
-/// The rows Jones-Plassmann's rounds color, in `found`: each round reads the rows the round
-/// before appended and appends the rows for the round after, with no launch between rounds
-/// to move the queue on. `words` (six, zeroed where the queue starts) hold, by the round
-/// modulo 3, where a round's appended rows start in `found` ([`ROUND_START`]) and how many
-/// there are ([`ROUND_COUNT`]). Round r reads round r - 1's words, appends to its own, and
-/// clears round r + 1's count, which round r - 1 read last.
-struct RoundQueue {
-    words: *mut u32,
-    found: *mut u32,
-}
-
-/// A round's first row in the queue (see [`RoundQueue`])...
-const ROUND_START: usize = 0;
-/// ...and its number of rows.
-const ROUND_COUNT: usize = 3;
-
-impl RoundQueue {
-    /// Round `round`'s rows, `found[first..end]` (what round - 1 appended); its appends go
-    /// from `end` on. Every thread of the round's launch calls this, before any appends.
-    ///
-    /// # Safety
-    /// The six words and `found` as [`RoundQueue`] says; one call per launch of each round.
-    #[inline(always)]
-    unsafe fn frontier(&self, round: u32) -> (u32, u32) {
-        let (before, now, next) =
-            (((round + 2) % 3) as usize, (round % 3) as usize, ((round + 1) % 3) as usize);
-        // SAFETY: the caller's words; this launch reads only round - 1's and writes no other
-        // round's it reads.
-        unsafe {
-            let first = *self.words.add(ROUND_START + before);
-            let end = first + *self.words.add(ROUND_COUNT + before);
-            if index_1d() == 0 {
-                *self.words.add(ROUND_START + now) = end;
-                *self.words.add(ROUND_COUNT + next) = 0;
-            }
-            (first, end)
-        }
-    }
-
-    /// Appends `row` for every lane that passes `predicate` to round `round`'s rows, from `end`
-    /// ([`Self::frontier`]); all lanes call this together.
-    ///
-    /// # Safety
-    /// As [`Self::frontier`]; `found` has room for every row appended.
-    #[inline(always)]
-    unsafe fn append(&self, round: u32, end: u32, predicate: bool, row: u32) {
-        // SAFETY: the caller's room.
-        unsafe {
-            warp::append(
-                predicate,
-                row,
-                self.words.add(ROUND_COUNT + (round % 3) as usize),
-                self.found.add(end as usize),
-            )
-        };
-    }
-}
-
 /// Where the rounds start, or where the priorities change in round `round` (row order to
 /// hashed ties): `waiting[i]` = the neighbours of each uncolored row i of higher priority (of
 /// A's row, and of A^T's when `transposed != 0`, counted once per entry), and the rows with
@@ -235,8 +178,7 @@ pub unsafe fn jp_ready(
         higher == 0
     };
     // Appended as round - 1 would, from the queue's start.
-    let queue = RoundQueue { words, found };
-    unsafe { queue.append(round + 2, 0, ready, i) };
+    unsafe { RoundQueue { words, found }.append(round + 2, 0, ready, i) };
 }
 
 /// One Jones-Plassmann round: every row the round before queued ([`RoundQueue`]), whose
