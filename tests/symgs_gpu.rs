@@ -375,6 +375,10 @@ fn symgs_gpu_coloring_is_proper_and_compact() {
         let [expect, auto] = [expect, ColoringMethod::Auto].map(|m| color(&gpu, &a, m).unwrap());
         assert_eq!(auto, expect);
     }
+    // Two components, the second searched from its lowest row after the first: 2 colors.
+    let two = block_diagonal(&cycle(6), &generate::poisson2d::<f64>(30, 20).unwrap());
+    let auto = color(&gpu, &two, ColoringMethod::Auto).unwrap();
+    assert_eq!((auto.count, auto.conflict(&two)), (2, None), "two components: {:?}", auto.colors);
     let odd = color(&gpu, &cycle(7), ColoringMethod::Auto).unwrap();
     assert_eq!((odd.count, odd.conflict(&cycle(7))), (3, None), "an odd cycle: {:?}", odd.colors);
     // A renumbered band of even rows peels a few rows a round from its ends, past MAX_ROUNDS:
