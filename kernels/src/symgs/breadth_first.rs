@@ -57,6 +57,12 @@ pub(crate) struct RoundQueue {
 }
 
 impl RoundQueue {
+    /// The words' slots of rounds `round` - 1, `round` and `round` + 1.
+    #[inline(always)]
+    fn slots(round: u32) -> (usize, usize, usize) {
+        (((round + 2) % 3) as usize, (round % 3) as usize, ((round + 1) % 3) as usize)
+    }
+
     /// Round `round`'s rows, `found[first..end]` (what round - 1 appended); its appends go
     /// from `end` on. Every thread of the round's launch calls this, before any appends.
     ///
@@ -64,8 +70,7 @@ impl RoundQueue {
     /// The six words and `found` as [`RoundQueue`] says.
     #[inline(always)]
     pub(crate) unsafe fn frontier(&self, round: u32) -> (u32, u32) {
-        let (before, now, next) =
-            (((round + 2) % 3) as usize, (round % 3) as usize, ((round + 1) % 3) as usize);
+        let (before, now, next) = Self::slots(round);
         // SAFETY: the caller's words; this launch reads only round - 1's and writes no other
         // round's it reads.
         unsafe {
@@ -111,8 +116,7 @@ impl RoundQueue {
     /// As [`Self::append`]; one thread.
     #[inline(always)]
     unsafe fn seed(&self, round: u32, row: u32) {
-        let (before, now, next) =
-            (((round + 2) % 3) as usize, (round % 3) as usize, ((round + 1) % 3) as usize);
+        let (before, now, next) = Self::slots(round);
         // SAFETY: the caller's words and room.
         unsafe {
             let at = *self.words.add(ROUND_START + before) + *self.words.add(ROUND_COUNT + before);
@@ -126,8 +130,8 @@ impl RoundQueue {
 
 /// Level `level` of the search: every row the level before queued ([`RoundQueue`], `words`'
 /// first six; the level is the round) gives its neighbours not reached yet that level and
-/// queues them, and sets `words[ODD_CYCLE]` where it has a neighbour reached before at a level of
-/// its own parity. Every entry of the pattern is looked at once, from its row's frontier, so
+/// queues them, and sets `words[ODD_CYCLE]` where it has a neighbour reached before at a level
+/// of its own parity. Every entry of the pattern is looked at once, from its row's frontier, so
 /// the levels' parities 2-color the pattern (and its transpose's) exactly where no frontier
 /// ever sets it. Once it is set, the launches that follow return at once. Launch: any number
 /// of whole warps (a warp per frontier row, grid-strided).
