@@ -45,5 +45,7 @@ pub const MAX_BLOCK_ROWS: usize = 4;
 pub const ROUND_START: usize = 0;
 /// ...and how many there are, from `ROUND_COUNT`.
 pub const ROUND_COUNT: usize = 3;
-/// The breadth-first search's flag after the queue's six words: it met an odd cycle.
-pub const ODD_CYCLE: usize = 6;
+/// The queue's words.
+pub const ROUND_WORDS: usize = 6;
+/// The breadth-first search's flag after the queue's words: it met an odd cycle.
+pub const ODD_CYCLE: usize = ROUND_WORDS;

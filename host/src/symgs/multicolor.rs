@@ -71,7 +71,7 @@
 
 use abi::symgs::{
     BACKWARD, BACKWARD_KEEPING_UPPER, FORWARD, FORWARD_FROM_ZERO, FORWARD_KEPT_UPPER, ODD_CYCLE,
-    RELAX_COLOR_THREADS, ROUND_COUNT, ROUND_START,
+    RELAX_COLOR_THREADS, ROUND_COUNT, ROUND_START, ROUND_WORDS,
 };
 use rayon::prelude::*;
 
@@ -495,7 +495,7 @@ fn jp_rounds(
 ) -> Result<Option<usize>> {
     let n = pattern.n;
     let (mut waiting, mut found, mut words) =
-        (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(6)?);
+        (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(ROUND_WORDS)?);
     let (frontier_launch, lanes) = (pattern.striding_launch(gpu), pattern.lanes());
     // SAFETY (every launch): valid square patterns (A, and A^T or A again), a state, a count
     // and a queue slot per row, the queue's six words, one counter.
@@ -1100,8 +1100,9 @@ impl<T: Scalar> GroupedCopy<T> {
             GroupOrder::AsNumbered,
         )?;
         // With an order, `position` holds where each block of A lands in the copy.
-        let mut position = gpu.zeros::<u32>(if order.is_some() { count } else { 0 })?;
-        if order.is_some() {
+        let x_in_copy_order = order.is_some();
+        let mut position = gpu.zeros::<u32>(if x_in_copy_order { count } else { 0 })?;
+        if x_in_copy_order {
             // SAFETY: the sorted blocks, a permutation of `count`; a position per block.
             unsafe {
                 kernels_blocks::block_positions(
@@ -1113,7 +1114,6 @@ impl<T: Scalar> GroupedCopy<T> {
                 )?
             };
         }
-        let x_in_copy_order = order.is_some();
         // Entries off the diagonal blocks: k per neighbour block, k values each.
         let entries = k as usize * (blocks.block_col.len() - blocks.count);
         let (mut col_idx, mut values) = (gpu.zeros::<u32>(entries)?, gpu.zeros::<T>(k as usize * entries)?);

@@ -495,8 +495,9 @@ pub unsafe fn color_sort(
     let next_row = shared::dynamic::<u32>();
     let next_nnz = next_row.after::<u32>(colors);
     // SAFETY (every access): c < colors, the shared arrays' and the bases' sizes per chunk;
-    // rows < `rows` (`order` a permutation of them); the places are a permutation of 0..rows and the nonzero offsets stay below
-    // `nnz_without_diagonal` (the prefix sums of the counts).
+    // rows < `rows` (`order` a permutation of them); the places are a permutation of 0..rows
+    // and the nonzero offsets stay below `nnz_without_diagonal` (the prefix sums of the
+    // counts).
     let mut c = lane;
     while c < colors {
         let k = (c * chunks + chunk) as usize;
