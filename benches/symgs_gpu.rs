@@ -35,7 +35,7 @@ use rgla::symgs::pcg::{PcgOptions, pcg_cpu, pcg_gpu};
 use rgla::symgs::ready_done::ReadyDoneSmoother;
 use rgla::symgs::sync_free::{Signal, SyncFreeSmoother};
 use rgla::symgs::{Smoother, SymgsMatrix};
-use rgla::vendor::cusparse::Cusparse;
+use rgla::vendor::cusparse::{Cusparse, CusparseSpmv, SpmvAlg};
 use rgla::vendor::cusparse_spsv::CusparseSymgs;
 use rgla::verify::{Tolerance, compare};
 
@@ -92,6 +92,10 @@ fn selected(name: &str) -> bool {
     rgla::bench::selected("RGLA_BENCH_SYMGS", name)
 }
 
+/// The yardsticks' names: our SpMV (the default kernel's choice) and cuSPARSE's.
+const ONE_SPMV: &str = "spmv-csr-adaptive";
+const VENDOR_SPMV: &str = "spmv-cusparse";
+
 /// Sweeps per call in the chained rows (multicolor and level copies).
 const CHAIN: usize = 10;
 
@@ -133,36 +137,41 @@ fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &C
     let dr = gpu.upload(&r).unwrap();
     let mut dx = gpu.upload(&x0).unwrap();
 
-    // One SpMV of the same matrix, the yardstick of the sweeps.
+    // One SpMV of the same matrix, the yardstick of the sweeps: ours, and cuSPARSE's, the one a
+    // user would otherwise call.
+    let lib = Cusparse::new(gpu).unwrap();
+    let vendor_spmv = CusparseSpmv::csr(gpu, &lib, &m.csr, SpmvAlg::Default).unwrap();
     let mut y = vec![0.0; rows];
     csr_serial(a, &x0, &mut y).unwrap();
-    let mut dy = gpu.filled(rows, f64::NAN).unwrap();
     let warps = BlockWarps::DEFAULT;
-    let checked = spmv(gpu, &m.csr, CsrKernel::Adaptive, warps, &dx, &mut dy)
-        .and_then(|()| gpu.download(&dy))
-        .map(|got| compare(&got, &y, 1e-3));
-    match checked {
-        Ok(c) if c.passes(f64::tolerance(a.row_stats().max)) => {
-            let ms =
-                gpu_median_ms(gpu, 3, 30, || spmv(gpu, &m.csr, CsrKernel::Adaptive, warps, &dx, &mut dy))
-                    .unwrap();
-            let record = Record {
-                kernel: "spmv-csr-adaptive".into(),
-                flops: 2.0 * a.nnz() as f64,
-                min_bytes: csr_bytes,
-                runs: 30,
-                error: c.relative_error,
-                // For scale, not a smoother: the report draws it as a reference line.
-                ..sweep_record("", REFERENCE, ms, 30, 0.0, "one SpMV, for scale")
-            };
-            save(&record).unwrap();
-            rows_of_table.push(("spmv-csr-adaptive (one SpMV)".into(), ms));
+    type Run<'r> = &'r dyn Fn(&mut rgla::gpu::CudaSlice<f64>) -> rgla::Result<()>;
+    let yardsticks: [(&str, &str, Run); 2] = [
+        (ONE_SPMV, "one SpMV, for scale", &|dy| spmv(gpu, &m.csr, CsrKernel::Adaptive, warps, &dx, dy)),
+        (VENDOR_SPMV, "cuSPARSE's SpMV, for scale", &|dy| vendor_spmv.run(gpu, &dx, dy)),
+    ];
+    for (kernel, note, run) in yardsticks {
+        let mut dy = gpu.filled(rows, f64::NAN).unwrap();
+        let checked = run(&mut dy).and_then(|()| gpu.download(&dy)).map(|got| compare(&got, &y, 1e-3));
+        match checked {
+            Ok(c) if c.passes(f64::tolerance(a.row_stats().max)) => {
+                let ms = gpu_median_ms(gpu, 3, 30, || run(&mut dy)).unwrap();
+                let record = Record {
+                    kernel: kernel.into(),
+                    flops: 2.0 * a.nnz() as f64,
+                    min_bytes: csr_bytes,
+                    runs: 30,
+                    error: c.relative_error,
+                    // For scale, not a smoother: the report draws it as a reference line.
+                    ..sweep_record("", REFERENCE, ms, 30, 0.0, note)
+                };
+                save(&record).unwrap();
+                rows_of_table.push((format!("{kernel} (one SpMV)"), ms));
+            }
+            Ok(c) => s.failures.push(c.check(&format!("{kernel} on {name}"), 0.0).unwrap_err().to_string()),
+            Err(e) => s.failures.push(format!("{kernel} on {name}: {e}")),
         }
-        Ok(c) => s.failures.push(c.check(&format!("SpMV on {name}"), 0.0).unwrap_err().to_string()),
-        Err(e) => s.failures.push(format!("SpMV on {name}: {e}")),
     }
 
-    let lib = Cusparse::new(gpu).unwrap();
     let tolerance = 4.0 * f64::tolerance(a.row_stats().max);
     let mut smoothers: Vec<(Box<dyn Smoother<f64> + '_>, String)> = Vec::new();
     if selected("gpu101-ready-done") && !large {
@@ -385,16 +394,23 @@ fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &C
     }
 
     let ms_of = |k: &str| rows_of_table.iter().find(|(n, _)| n.starts_with(k)).map(|&(_, ms)| ms);
-    let (cpu, spsv, one_spmv) = (ms_of("cpu-serial"), ms_of("cusparse-spsv"), ms_of("spmv-csr-adaptive"));
+    let (cpu, spsv) = (ms_of("cpu-serial"), ms_of("cusparse-spsv"));
+    let (one_spmv, vendor_spmv) = (ms_of(ONE_SPMV), ms_of(VENDOR_SPMV));
     table.push(format!("\nSymGS f64, {name} ({rows} rows, {} nnz): ms per symmetric sweep", a.nnz()));
     table.push(format!(
-        "{:<30} {:>10} {:>10} {:>12} {:>10}",
-        "variant", "ms", "x CPU", "x cuSPARSE", "/ SpMV"
+        "{:<30} {:>10} {:>10} {:>12} {:>10} {:>16}",
+        "variant", "ms", "x CPU", "x cuSPARSE", "/ SpMV", "/ cuSPARSE SpMV"
     ));
     for (kernel, ms) in &rows_of_table {
         let ratio = |base: Option<f64>| base.map_or("-".to_string(), |b| format!("{:.2}", b / ms));
-        let per_spmv = one_spmv.map_or("-".to_string(), |s| format!("{:.2}", ms / s));
-        table.push(format!("{kernel:<30} {ms:>10.3} {:>10} {:>12} {per_spmv:>10}", ratio(cpu), ratio(spsv)));
+        let per = |spmv: Option<f64>| spmv.map_or("-".to_string(), |s| format!("{:.2}", ms / s));
+        table.push(format!(
+            "{kernel:<30} {ms:>10.3} {:>10} {:>12} {:>10} {:>16}",
+            ratio(cpu),
+            ratio(spsv),
+            per(one_spmv),
+            per(vendor_spmv)
+        ));
     }
 }
 
