@@ -85,13 +85,21 @@ fn rejects_what_symgs_cannot_run_on() {
 
     // Row 1 has no diagonal entry.
     let missing = Csr::new(3, 3, vec![0, 1, 2, 3], vec![0, 0, 2], vec![1.0, 1.0, 1.0]).unwrap();
-    assert!(message(checked_diagonal(&missing).unwrap_err()).contains("row 1 has no diagonal entry"));
+    assert!(
+        message(checked_diagonal(&missing).unwrap_err())
+            .contains("row 1 (counting from 0) has no diagonal entry")
+    );
 
     let zero = Csr::new(2, 2, vec![0, 1, 2], vec![0, 1], vec![1.0, 0.0]).unwrap();
-    assert!(message(checked_diagonal(&zero).unwrap_err()).contains("diagonal entry of row 1 is zero"));
+    assert!(
+        message(checked_diagonal(&zero).unwrap_err())
+            .contains("diagonal entry of row 1 (counting from 0) is zero")
+    );
 
     let nan = Csr::new(2, 2, vec![0, 2, 3], vec![0, 1, 1], vec![1.0, f64::NAN, 1.0]).unwrap();
-    assert!(message(checked_diagonal(&nan).unwrap_err()).contains("row 0, column 1 is NaN"));
+    assert!(
+        message(checked_diagonal(&nan).unwrap_err()).contains("row 0, column 1 (counting from 0) is NaN")
+    );
 
     let a = generate::stencil27::<f64>(3, 3, 3).unwrap();
     let mut x = vec![0.0; 27];

@@ -42,7 +42,7 @@ pub enum Error {
     #[error("invalid input: {0}")]
     InvalidInput(String),
     #[error(
-        "singular matrix: column {column} has no pivot above {tolerance:.3e} in magnitude (n eps max|A|): it is, to working precision, a combination of the columns before it, so A x = b has no unique solution"
+        "singular matrix: column {column} (counting from 0) has no pivot above {tolerance:.3e} in magnitude (n eps max|A|): it is, to working precision, a combination of the columns before it, so A x = b has no unique solution"
     )]
     Singular { column: usize, tolerance: f64 },
     #[error("result check failed: {0}")]

@@ -148,7 +148,7 @@ impl MixedSolver {
         let (norm_a, norm_b) = read_norms(gpu, &self.row_sums, b, &mut self.norms)?;
         match self.lu.check(gpu) {
             Err(Error::Singular { column, .. }) => {
-                let reason = format!("column {column} has no usable pivot in f32");
+                let reason = format!("column {column} (counting from 0) has no usable pivot in f32");
                 return self.fall_back(gpu, a, b, x, 0, reason, (norm_a, norm_b));
             }
             other => other?,

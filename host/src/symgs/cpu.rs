@@ -32,19 +32,21 @@ pub fn checked_diagonal<T: Scalar>(a: &Csr<T>) -> Result<Vec<T>> {
         let (cols, values) = a.row(row);
         if let Some((&col, &value)) = cols.iter().zip(values).find(|&(_, v)| !v.is_finite()) {
             return Err(Error::InvalidInput(format!(
-                "SymGS: the value at row {row}, column {col} is {value:?}, not a finite number"
+                "SymGS: the value at row {row}, column {col} (counting from 0) is {value:?}, not a finite number"
             )));
         }
         let d = match cols.binary_search(&(row as u32)) {
             Ok(k) => values[k],
             Err(_) => {
                 return Err(Error::InvalidInput(format!(
-                    "SymGS: row {row} has no diagonal entry (every row needs a nonzero a_ii)"
+                    "SymGS: row {row} (counting from 0) has no diagonal entry (every row needs a nonzero a_ii)"
                 )));
             }
         };
         if d == T::ZERO {
-            return Err(Error::InvalidInput(format!("SymGS: the diagonal entry of row {row} is zero")));
+            return Err(Error::InvalidInput(format!(
+                "SymGS: the diagonal entry of row {row} (counting from 0) is zero"
+            )));
         }
         diagonal.push(d);
     }
