@@ -92,7 +92,7 @@ fn selected(name: &str) -> bool {
     rgla::bench::selected("RGLA_BENCH_SYMGS", name)
 }
 
-/// The yardsticks' names: our SpMV (the default kernel's choice) and cuSPARSE's.
+/// The yardsticks' names: our SpMV (`csr-adaptive`) and cuSPARSE's.
 const ONE_SPMV: &str = "spmv-csr-adaptive";
 const VENDOR_SPMV: &str = "spmv-cusparse";
 

@@ -136,9 +136,7 @@ pub fn symgs_report_variant<T: Scalar>(a: &Csr<T>, x: &mut [T]) -> Result<()> {
 pub fn residual_norm<T: Scalar>(a: &Csr<T>, r: &[T], x: &[T]) -> f64 {
     (0..a.rows())
         .map(|i| {
-            let (cols, values) = a.row(i);
-            let ax: f64 = cols.iter().zip(values).map(|(&j, &v)| v.into() * x[j as usize].into()).sum();
-            let d = r[i].into() - ax;
+            let d = r[i].into() - row_times(a, i, x);
             d * d
         })
         // From +0, not `sum`'s -0: an empty matrix's residual prints as 0, not -0.
@@ -151,13 +149,13 @@ pub fn residual_norm<T: Scalar>(a: &Csr<T>, r: &[T], x: &[T]) -> f64 {
 /// (a multicolor one) lowers it, where the residual's norm may rise (it does on the 27-point
 /// stencil from x = 0).
 pub fn energy<T: Scalar>(a: &Csr<T>, r: &[T], x: &[T]) -> f64 {
-    (0..a.rows())
-        .map(|i| {
-            let (cols, values) = a.row(i);
-            let ax: f64 = cols.iter().zip(values).map(|(&j, &v)| v.into() * x[j as usize].into()).sum();
-            x[i].into() * (0.5 * ax - r[i].into())
-        })
-        .fold(0.0, |sum, e| sum + e)
+    (0..a.rows()).map(|i| x[i].into() * (0.5 * row_times(a, i, x) - r[i].into())).fold(0.0, |sum, e| sum + e)
+}
+
+/// (A x)_i, accumulated in f64.
+fn row_times<T: Scalar>(a: &Csr<T>, i: usize, x: &[T]) -> f64 {
+    let (cols, values) = a.row(i);
+    cols.iter().zip(values).map(|(&j, &v)| v.into() * x[j as usize].into()).sum()
 }
 
 #[cfg(test)]
