@@ -2,8 +2,8 @@
 //! scheduling with and without a CUDA graph and on level copies, sync-free, cuSPARSE SpSV) against the sequential
 //! CPU sweep, f64 and f32, also over a second sweep and in the report's variant; the GPU level
 //! analysis against the CPU one; the GPU coloring (proper, compact, the greedy coloring in its
-//! priority order); multicolor against its CPU reference (a CUDA graph or plain launches) and
-//! by residual reduction; PCG; the vector kernels PCG uses; the sync-free timeout; level lists
+//! priority order); multicolor against its CPU reference (a CUDA graph or plain launches, and
+//! the CPU sweep in its row order) and by residual reduction; PCG; the vector kernels PCG uses; the sync-free timeout; level lists
 //! that do not fit the matrix.
 
 mod common;
@@ -705,6 +705,35 @@ fn symgs_multicolor_sets_l2_aside_while_it_lives() {
         }
     }
     assert_eq!(L2SetAside::current(&gpu).unwrap(), before, "the set-aside after the smoother is dropped");
+}
+
+/// What the CLI's and the bench's checks rest on: the default multicolor smoother, in
+/// whatever form it picks (sliced ELL, CSR, node blocks), through the `Smoother` trait, equals
+/// the CPU sweep in its `row_order` over two sweeps, f64 and f32.
+fn multicolor_matches_the_cpu_sweep_in_its_row_order<T: Scalar>() {
+    let gpu = gpu();
+    for (name, a) in corpus::<T>() {
+        let mut smoother: Box<dyn Smoother<T>> = Box::new(MulticolorSmoother::from_csr(&gpu, &a).unwrap());
+        let order = smoother.row_order(&gpu).unwrap().expect("multicolor reorders the rows");
+        let cpu = CpuSymgs::new(&a).unwrap();
+        let r = random_vec::<T>(a.rows(), 3);
+        let mut expect = random_vec::<T>(a.rows(), 4);
+        let mut dx = gpu.upload(&expect).unwrap();
+        let dr = gpu.upload(&r).unwrap();
+        for sweep in 1..=2 {
+            cpu.sweep_in(Some(&order), &r, &mut expect).unwrap();
+            smoother.sweep(&gpu, &dr, &mut dx).unwrap();
+            let what = format!("{} on {name} {} sweep {sweep}", smoother.name(), T::NAME);
+            compare(&gpu.download(&dx).unwrap(), &expect, 1e-3).check(&what, tolerance(&a)).unwrap();
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn symgs_multicolor_matches_the_cpu_sweep_in_its_row_order() {
+    multicolor_matches_the_cpu_sweep_in_its_row_order::<f64>();
+    multicolor_matches_the_cpu_sweep_in_its_row_order::<f32>();
 }
 
 /// Residual reduction per sweep comparable to the sequential sweep's (as in symgs_cpu.rs).

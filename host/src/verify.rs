@@ -24,18 +24,27 @@ pub struct Comparison {
     pub threshold: f64,
     /// Entries of `out` that are NaN or infinite where the reference is finite (never passes).
     pub non_finite: usize,
+    /// Entries of the reference that are NaN or infinite (never passes: nothing to compare with).
+    pub reference_non_finite: usize,
 }
 
 impl Comparison {
     /// Whether the relative error is within `tolerance` and nothing is NaN/inf.
     pub fn passes(&self, tolerance: f64) -> bool {
-        self.non_finite == 0 && self.relative_error <= tolerance
+        self.non_finite == 0 && self.reference_non_finite == 0 && self.relative_error <= tolerance
     }
 
     /// Ok when it passes, else an error that says by how much it failed, naming `what`.
     pub fn check(&self, what: &str, tolerance: f64) -> Result<()> {
         if self.passes(tolerance) {
             return Ok(());
+        }
+        if self.reference_non_finite > 0 {
+            return Err(Error::Verification(format!(
+                "{what}: the reference itself has {} of {} entries NaN or infinite (it overflows in this \
+                 precision on this input): nothing to compare with",
+                self.reference_non_finite, self.len
+            )));
         }
         Err(Error::Verification(format!(
             "{what}: relative error {:.3e} (tolerance {tolerance:.1e}), max abs error {:.3e}, {} of {} entries off by more than {:.0e}, {} not finite",
@@ -58,10 +67,14 @@ pub fn compare<T: Into<f64> + Copy, U: Into<f64> + Copy>(
 ) -> Comparison {
     assert_eq!(out.len(), reference.len(), "compare: lengths differ");
     let (mut diff2, mut ref2, mut max_abs, mut thresholded) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
-    let (mut over, mut non_finite) = (0usize, 0usize);
+    let (mut over, mut non_finite, mut reference_non_finite) = (0usize, 0usize, 0usize);
     for (&o, &r) in out.iter().zip(reference) {
         let (o, r): (f64, f64) = (o.into(), r.into());
-        if !o.is_finite() && r.is_finite() {
+        if !r.is_finite() {
+            reference_non_finite += 1;
+            continue;
+        }
+        if !o.is_finite() {
             non_finite += 1;
             continue;
         }
@@ -83,6 +96,7 @@ pub fn compare<T: Into<f64> + Copy, U: Into<f64> + Copy>(
         count_over_threshold: over,
         threshold,
         non_finite,
+        reference_non_finite,
     }
 }
 
@@ -131,5 +145,16 @@ mod tests {
         assert_eq!(c.non_finite, 1);
         assert!(!c.passes(1e300));
         assert!(c.check("nan", 1.0).unwrap_err().to_string().contains("1 not finite"));
+    }
+
+    /// A reference that overflowed (a smoother diverging in f32) is named as the problem, and
+    /// an output that overflowed with it does not pass.
+    #[test]
+    fn a_reference_not_finite_never_passes() {
+        let c = compare(&[f32::INFINITY, 1.0], &[f32::INFINITY, 1.0], 1e-3);
+        assert_eq!((c.reference_non_finite, c.non_finite), (1, 0));
+        assert!(!c.passes(1e300));
+        let err = c.check("sweep", 1.0).unwrap_err().to_string();
+        assert!(err.contains("the reference itself has 1 of 2 entries NaN or infinite"), "{err}");
     }
 }

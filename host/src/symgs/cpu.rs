@@ -85,10 +85,31 @@ impl<'a, T: Scalar> CpuSymgs<'a, T> {
 
     /// One symmetric sweep on A x = r: forward, then backward, x updated in place.
     pub fn sweep(&self, r: &[T], x: &mut [T]) -> Result<()> {
-        check_vector("r", r, self.a.rows())?;
-        check_vector("x", x, self.a.rows())?;
-        self.half_sweep(Direction::Forward, r, x);
-        self.half_sweep(Direction::Backward, r, x);
+        self.sweep_in(None, r, x)
+    }
+
+    /// One symmetric sweep visiting the rows in `order` (row `order[k]` k-th, then back), or in
+    /// A's own order where it is None: the reference of a reordered smoother, such as
+    /// multicolor's rows by color ([`crate::symgs::Smoother::row_order`]).
+    pub fn sweep_in(&self, order: Option<&[u32]>, r: &[T], x: &mut [T]) -> Result<()> {
+        let n = self.a.rows();
+        check_vector("r", r, n)?;
+        check_vector("x", x, n)?;
+        let Some(order) = order else {
+            self.half_sweep(Direction::Forward, r, x);
+            self.half_sweep(Direction::Backward, r, x);
+            return Ok(());
+        };
+        let mut seen = vec![false; n];
+        if order.len() != n
+            || !order.iter().all(|&i| (i as usize) < n && !std::mem::replace(&mut seen[i as usize], true))
+        {
+            return Err(Error::InvalidInput(format!(
+                "SymGS: a row order must hold each of the {n} rows once ({} entries given)",
+                order.len()
+            )));
+        }
+        order.iter().chain(order.iter().rev()).for_each(|&i| self.relax(i as usize, r, x));
         Ok(())
     }
 
@@ -106,19 +127,21 @@ impl<'a, T: Scalar> CpuSymgs<'a, T> {
     /// One direction of the sweep (lengths are the caller's to check).
     pub fn half_sweep(&self, direction: Direction, r: &[T], x: &mut [T]) {
         let n = self.a.rows();
-        let mut relax = |i: usize| {
-            let (cols, values) = self.a.row(i);
-            let mut sum = r[i];
-            for (&j, &a_ij) in cols.iter().zip(values) {
-                sum = sum - a_ij * x[j as usize];
-            }
-            sum = sum + x[i] * self.diagonal[i];
-            x[i] = sum / self.diagonal[i];
-        };
         match direction {
-            Direction::Forward => (0..n).for_each(&mut relax),
-            Direction::Backward => (0..n).rev().for_each(&mut relax),
+            Direction::Forward => (0..n).for_each(|i| self.relax(i, r, x)),
+            Direction::Backward => (0..n).rev().for_each(|i| self.relax(i, r, x)),
         }
+    }
+
+    /// Row i's update, with the newest x.
+    fn relax(&self, i: usize, r: &[T], x: &mut [T]) {
+        let (cols, values) = self.a.row(i);
+        let mut sum = r[i];
+        for (&j, &a_ij) in cols.iter().zip(values) {
+            sum = sum - a_ij * x[j as usize];
+        }
+        sum = sum + x[i] * self.diagonal[i];
+        x[i] = sum / self.diagonal[i];
     }
 }
 
@@ -136,26 +159,14 @@ pub fn symgs_report_variant<T: Scalar>(a: &Csr<T>, x: &mut [T]) -> Result<()> {
 pub fn residual_norm<T: Scalar>(a: &Csr<T>, r: &[T], x: &[T]) -> f64 {
     (0..a.rows())
         .map(|i| {
-            let d = r[i].into() - row_times(a, i, x);
+            let (cols, values) = a.row(i);
+            let ax: f64 = cols.iter().zip(values).map(|(&j, &v)| v.into() * x[j as usize].into()).sum();
+            let d = r[i].into() - ax;
             d * d
         })
         // From +0, not `sum`'s -0: an empty matrix's residual prints as 0, not -0.
         .fold(0.0, |sum, d2| sum + d2)
         .sqrt()
-}
-
-/// x^T A x / 2 - r^T x, accumulated in f64: for a symmetric positive definite A, each row's
-/// Gauss-Seidel update minimizes it along that row's coordinate, so a sweep in any row order
-/// (a multicolor one) lowers it, where the residual's norm may rise (it does on the 27-point
-/// stencil from x = 0).
-pub fn energy<T: Scalar>(a: &Csr<T>, r: &[T], x: &[T]) -> f64 {
-    (0..a.rows()).map(|i| x[i].into() * (0.5 * row_times(a, i, x) - r[i].into())).fold(0.0, |sum, e| sum + e)
-}
-
-/// (A x)_i, accumulated in f64.
-fn row_times<T: Scalar>(a: &Csr<T>, i: usize, x: &[T]) -> f64 {
-    let (cols, values) = a.row(i);
-    cols.iter().zip(values).map(|(&j, &v)| v.into() * x[j as usize].into()).sum()
 }
 
 #[cfg(test)]

@@ -95,6 +95,13 @@ pub trait Smoother<T: Scalar> {
     /// false for a reordered smoother such as multicolor.
     fn exact_order(&self) -> bool;
 
+    /// The order a reordered smoother visits the rows in (row `order[k]` k-th, then back); None
+    /// where it keeps A's own. Its sweeps match the CPU sweep in that order to rounding
+    /// ([`cpu::CpuSymgs::sweep_in`]).
+    fn row_order(&self, _gpu: &Gpu) -> Result<Option<Vec<u32>>> {
+        Ok(None)
+    }
+
     /// One symmetric sweep on A x = r: forward then backward, x updated in place. The
     /// vectors must hold finite values (check them on the host with [`cpu::check_vector`]).
     fn sweep(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()>;

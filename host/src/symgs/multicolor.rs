@@ -3,8 +3,9 @@
 //! fine) share a color, and the matrix is renumbered color by color (P A P^T, rows of a color
 //! contiguous, in their original order within the color). A sweep runs the colors in order,
 //! one launch each, then back in reverse order (from the second-to-last color): the
-//! sequential sweep of the renumbered matrix to rounding, so it converges like Gauss-Seidel
-//! (verified by residual reduction), but its iterates differ from the original order's.
+//! sequential sweep of the renumbered matrix to rounding (verified against the CPU sweep in
+//! its row order, [`Smoother::row_order`]), so it converges like Gauss-Seidel, but its iterates
+//! differ from the original order's.
 //!
 //! The coloring ([`ColoringMethod`]) is by default computed on the GPU: Jones-Plassmann rounds
 //! (`kernels/src/symgs/multicolor.rs`), each uncolored row whose priority beats all its
@@ -1739,6 +1740,10 @@ impl<T: Scalar> Smoother<T> for MulticolorSmoother<T> {
 
     fn exact_order(&self) -> bool {
         false
+    }
+
+    fn row_order(&self, gpu: &Gpu) -> Result<Option<Vec<u32>>> {
+        self.new_to_old(gpu).map(Some)
     }
 
     fn sweep(&mut self, gpu: &Gpu, r: &CudaSlice<T>, x: &mut CudaSlice<T>) -> Result<()> {
