@@ -161,6 +161,42 @@ fn blocked_lu_at_panel_boundaries_with_every_update() {
     }
 }
 
+/// Real matrices whose U is ill-conditioned (FIDAP's ex2, plat362): every GPU solve is
+/// backward stable, as LAPACK's and cuSOLVER's are. Multiplying by the inverses of the
+/// triangles' 32 x 32 diagonal blocks gave backward errors of 3.7e-10 on ex2 (PERF.md).
+#[test]
+#[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
+fn solves_of_real_ill_conditioned_matrices_are_backward_stable() {
+    let gpu = gpu();
+    for name in ["ex2.mtx", "plat362.mtx"] {
+        let coo = rgla::mm::read_coo::<f64>(common::data_dir().join("dense").join(name)).unwrap().coo;
+        let mut a = DenseMatrix::zeros(coo.rows, coo.cols);
+        for ((&r, &c), &v) in coo.row_indices.iter().zip(&coo.col_indices).zip(&coo.values) {
+            a.set(r as usize, c as usize, a.get(r as usize, c as usize) + v);
+        }
+        let b = times(&a, &rgla::sparse::generate::vector_1_to_5::<f64>(a.rows, 1));
+        let tolerance = check_system(&a, &b, 1).unwrap();
+        let bound = backward_error_bound::<f64>(a.rows);
+        let mut solves: Vec<(String, Vec<f64>)> = METHODS_F64
+            .iter()
+            .map(|&method| (format!("{method:?}"), solve(&gpu, method, &a, &b).unwrap()))
+            .collect();
+        for width in PANEL_WIDTHS {
+            let (da, db) = (gpu.upload(&a.data).unwrap(), gpu.upload(&b).unwrap());
+            let mut dx = gpu.filled(a.rows, f64::NAN).unwrap();
+            let mut lu =
+                BlockedLu::new(&gpu, a.rows, tolerance).unwrap().with_panel_width(&gpu, width).unwrap();
+            lu.factor(&gpu, &da).unwrap();
+            lu.solve(&gpu, 1, &db, &mut dx).unwrap();
+            solves.push((format!("blocked, panel {width}"), gpu.download(&dx).unwrap()));
+        }
+        for (what, x) in solves {
+            let error = backward_error(&a, &x, &b, 1);
+            assert!(error <= bound, "{name}: {what}: backward error {error:.3e} above {bound:.1e}");
+        }
+    }
+}
+
 /// A race between the copies into shared memory and the reads from it shows as factors that
 /// differ from run to run (one did, in the `DmmaTma` update's k-loop, PERF.md): the LU has no
 /// atomics in its arithmetic, so every run must give the same bits.

@@ -487,16 +487,17 @@ impl<T: Scalar> BlockedLu<T> {
         if n == 0 || nrhs == 0 {
             return Ok(());
         }
-        let epoch = self.queue_forward(gpu, nrhs, b)?;
+        let epoch = self.queue_forward(gpu, nrhs, b, false)?;
         let lu = MatrixView::new(&self.lu, 0, n, n, self.ld)?;
         let forward = MatrixView::new(&self.forward, 0, n, nrhs, nrhs)?;
         let x = MatrixViewMut::full(x, n, nrhs)?;
-        queue_triangular_solve(gpu, lu, forward, x, true, false, &mut self.published, epoch)
+        queue_triangular_solve(gpu, lu, forward, x, true, false, false, &mut self.published, epoch)
     }
 
-    /// The first half of [`BlockedLu::solve`] (b's n x nrhs values checked): `forward` = L^-1 P b.
-    /// Returns the epoch the second half's words take.
-    fn queue_forward(&mut self, gpu: &Gpu, nrhs: usize, b: &CudaSlice<T>) -> Result<u32> {
+    /// The first half of [`BlockedLu::solve`] (b's n x nrhs values checked): `forward` = L^-1 P b,
+    /// L's diagonal blocks solved with `by_inverse` ([`queue_triangular_solve`]). Returns the
+    /// epoch the second half's words take.
+    fn queue_forward(&mut self, gpu: &Gpu, nrhs: usize, b: &CudaSlice<T>, by_inverse: bool) -> Result<u32> {
         let n = self.n;
         if self.permuted.len() < n * nrhs {
             self.permuted = gpu.zeros(n * nrhs)?;
@@ -525,7 +526,17 @@ impl<T: Scalar> BlockedLu<T> {
             MatrixView::new(&self.permuted, 0, n, nrhs, nrhs)?,
             MatrixViewMut::new(&mut self.forward, 0, n, nrhs, nrhs)?,
         );
-        queue_triangular_solve(gpu, lu, permuted, forward, false, true, &mut self.published, epoch)?;
+        queue_triangular_solve(
+            gpu,
+            lu,
+            permuted,
+            forward,
+            false,
+            true,
+            by_inverse,
+            &mut self.published,
+            epoch,
+        )?;
         Ok(next_epoch(&mut self.epoch))
     }
 
@@ -575,7 +586,8 @@ impl BlockedLu<f32> {
         if n == 0 {
             return Ok(());
         }
-        let epoch = self.queue_forward(gpu, 1, rhs)?;
+        // The refinement's own solve: its f64 residuals make up for the inverses' error.
+        let epoch = self.queue_forward(gpu, 1, rhs, true)?;
         let lu = MatrixView::new(&self.lu, 0, n, n, self.ld)?;
         let forward = MatrixView::new(&self.forward, 0, n, 1, 1)?;
         let launch = triangular_launch::<f32>(n, 2, 1);

@@ -122,7 +122,7 @@ impl<T: Scalar> ClassicSolver<T> {
                 let u = MatrixView::new(&self.m, 0, n, n, len)?;
                 let b = MatrixView::new(&self.m, n, n, 1, len)?;
                 let x = MatrixViewMut::new(x, 0, n, 1, 1)?;
-                queue_triangular_solve(gpu, u, b, x, true, false, &mut self.published, epoch)
+                queue_triangular_solve(gpu, u, b, x, true, false, false, &mut self.published, epoch)
             }
         }
     }

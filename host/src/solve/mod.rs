@@ -298,8 +298,10 @@ pub(crate) fn read_pivot_check(gpu: &Gpu, n: usize, tolerance: f64, info: &CudaS
 }
 
 /// X = T^-1 B with the n x n triangle of `a` (lower or upper, unit diagonal or not) for the
-/// columns of `b` and `x` (n x nrhs each). `published` holds the words x is also published
-/// in (`triangular_words`), none tagged `epoch`.
+/// columns of `b` and `x` (n x nrhs each), each 32 x 32 diagonal block solved by substitution,
+/// or `by_inverse` (for an iterative refinement's own solves: a shorter chain, not backward
+/// stable). `published` holds the words x is also published in (`triangular_words`), none
+/// tagged `epoch`.
 #[allow(clippy::too_many_arguments)] // the TRSM shape: three blocks, the triangle's kind, words
 pub(crate) fn queue_triangular_solve<T: Scalar>(
     gpu: &Gpu,
@@ -308,6 +310,7 @@ pub(crate) fn queue_triangular_solve<T: Scalar>(
     x: MatrixViewMut<'_, T>,
     upper: bool,
     unit_diagonal: bool,
+    by_inverse: bool,
     published: &mut CudaSlice<u64>,
     epoch: u32,
 ) -> Result<()> {
@@ -333,10 +336,14 @@ pub(crate) fn queue_triangular_solve<T: Scalar>(
         return Err(Error::InvalidInput(format!("{nrhs} right-hand sides (65535 at most)")));
     }
     let launch = triangular_launch::<T>(n, 1, nrhs as u32);
-    let (upper, unit) = (upper as u32, unit_diagonal as u32);
+    let (upper, unit, by_inverse) = (upper as u32, unit_diagonal as u32, by_inverse as u32);
     // SAFETY: the views were checked against their buffers and against each other above; the
     // words too.
-    unsafe { kernels::triangular::triangular(gpu, launch, n as u32, a, b, x, upper, unit, published, epoch) }
+    unsafe {
+        kernels::triangular::triangular(
+            gpu, launch, n as u32, a, b, x, upper, unit, by_inverse, published, epoch,
+        )
+    }
 }
 
 /// out (cols x rows) = a^T for a row-major rows x cols matrix: a row-major matrix's storage

@@ -178,7 +178,8 @@ pub unsafe fn backward_residual(
     let chunks = n.div_ceil(CHUNK);
     let block = block_idx_x();
     if block < chunks {
-        let upper = Triangle { n, upper: true, unit_diagonal: false };
+        // The refinement's own solve: its f64 residuals make up for the inverses' error.
+        let upper = Triangle { n, upper: true, unit_diagonal: false, by_inverse: true };
         // SAFETY: as the triangular kernel's contract: the launch, shared memory and words.
         unsafe { solve_chunk(upper, block, 0, lu, y, d, published, epoch) };
         return;

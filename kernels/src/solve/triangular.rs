@@ -9,11 +9,14 @@
 //! look-back of single-pass scans relies on the same order).
 //!
 //! The chain of chunks is the critical path, so a block does all it can before the chunk just
-//! before it lands: it inverts its 32 x 32 diagonal triangle D and forms M = D^-1 A_prev (A_prev
-//! its rows in the previous chunk's columns) while it waits; it adds up its rows times every
-//! earlier chunk as each becomes ready and applies D^-1 to b minus that sum, y. When the
-//! previous chunk's x lands, one product in one warp is left: x = y - M x_prev. (MAGMA's trsm
-//! also multiplies by inverted diagonal blocks.)
+//! before it lands: it stages its 32 x 32 diagonal triangle D and A_prev (its rows in the
+//! previous chunk's columns) and adds up its rows times every earlier chunk as each becomes
+//! ready. When the previous chunk's x lands, one warp takes A_prev x_prev off and solves with
+//! D by substitution: backward stable, as LAPACK's trsv. Solves inside an iterative refinement
+//! may instead multiply by D's inverse (`by_inverse`, as MAGMA's trsm does): D^-1 and
+//! M = D^-1 A_prev formed while the block waits, one product left on the chain, x = y - M
+//! x_prev, but an error that grows with D's condition (on an ill-conditioned U, backward
+//! errors a million times LAPACK's: PERF.md).
 
 use crate::device::Float;
 use crate::device::shared;
@@ -51,22 +54,29 @@ pub unsafe fn triangular<T: Float>(
     x: StridedMut<T>,
     upper: u32,
     unit_diagonal: u32,
+    by_inverse: u32,
     published: *mut u64,
     epoch: u32,
 ) {
     if block_idx_x() < n.div_ceil(CHUNK) {
-        let shape = Triangle { n, upper: upper != 0, unit_diagonal: unit_diagonal != 0 };
+        let shape =
+            Triangle { n, upper: upper != 0, unit_diagonal: unit_diagonal != 0, by_inverse: by_inverse != 0 };
         // SAFETY: as the kernel's contract, for the block's chunk and right-hand side.
         unsafe { solve_chunk(shape, block_idx_x(), block_idx_y(), a, b, x, published, epoch) };
     }
 }
 
-/// Which triangle of an n x n matrix a solve takes.
+/// Which triangle of an n x n matrix a solve takes, and how each chunk's 32 x 32 diagonal
+/// block D is solved with: by substitution once the chunk's right-hand side is complete
+/// (backward stable), or `by_inverse`, D^-1 formed while the chunk waits so that one product
+/// is left on the chain (shorter, but its error grows with D's condition: for the solves
+/// inside an iterative refinement, whose f64 residuals make up for it).
 #[derive(Clone, Copy)]
 pub struct Triangle {
     pub n: u32,
     pub upper: bool,
     pub unit_diagonal: bool,
+    pub by_inverse: bool,
 }
 
 /// The work of one block of [`triangular`]: the `order`-th chunk in dependency order
@@ -76,7 +86,7 @@ pub struct Triangle {
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // the kernel's arguments and the block's place
 pub unsafe fn solve_chunk<T: Float>(
-    Triangle { n, upper, unit_diagonal }: Triangle,
+    Triangle { n, upper, unit_diagonal, by_inverse }: Triangle,
     order: u32,
     rhs: u32,
     a: Strided<T>,
@@ -97,7 +107,7 @@ pub unsafe fn solve_chunk<T: Float>(
     let rhs_value = if warp == 0 && row < n { unsafe { *b.at(row, rhs) } } else { T::ZERO };
     let triangle = shared::dynamic::<T>(); // D, 32 x STRIDE
     let inverse = triangle.after::<T>(CHUNK * STRIDE); // D^-1
-    let product = inverse.after::<T>(CHUNK * STRIDE); // A_prev, then M = D^-1 A_prev
+    let product = inverse.after::<T>(CHUNK * STRIDE); // A_prev (by inverse: then M = D^-1 A_prev)
     let sums = product.after::<T>(CHUNK * STRIDE); // the warps' partial sums per row
     let previous = (order > 0).then(|| chunk_at(order - 1));
 
@@ -130,7 +140,7 @@ pub unsafe fn solve_chunk<T: Float>(
     sync_threads();
     // D^-1 by substitution, column j by lane j of warp 0 (each lane reads only its own
     // column back): top-down for a lower triangle, bottom-up for an upper one.
-    if warp == 0 {
+    if by_inverse && warp == 0 {
         let j = lane;
         for step in 0..CHUNK {
             let s = if upper { CHUNK - 1 - step } else { step };
@@ -147,7 +157,7 @@ pub unsafe fn solve_chunk<T: Float>(
     }
     sync_threads();
     // M = D^-1 A_prev: lane j of warp w computes rows 8w..8w + 8 of column j.
-    if previous.is_some() {
+    if by_inverse && previous.is_some() {
         let m: [T; ROWS_PER_WARP as usize] = core::array::from_fn(|i| {
             let row = warp * ROWS_PER_WARP + i as u32;
             let mut sum = T::ZERO;
@@ -207,24 +217,55 @@ pub unsafe fn solve_chunk<T: Float>(
     for s in 0..CHUNK {
         total = total + unsafe { sums.get(lane * STRIDE + s) };
     }
-    // y = D^-1 (b - the sum), lane r holding row r (rows past the end hold 0).
+    // Lane r holds row r (rows past the end hold 0); lane s waits for the previous chunk's x[s].
     let rest = rhs_value - total;
-    let mut value = T::ZERO;
-    for s in 0..CHUNK {
-        // SAFETY: indices below 32 x STRIDE.
-        value = unsafe { inverse.get(lane * STRIDE + s) }.mul_add(shuffle_idx(rest, s), value);
-    }
-    // x = y - M x_prev, once the previous chunk's x lands (lane s waits for its x[s]).
-    if let Some(p) = previous {
-        let col = p * CHUNK + lane;
-        // SAFETY: as in the loop above.
-        let x_prev =
-            if col < n { unsafe { T::wait(published.add((col * words) as usize), epoch) } } else { T::ZERO };
+    let wait_previous = || {
+        previous.map(|p| {
+            let col = p * CHUNK + lane;
+            // SAFETY: as in the loop above.
+            if col < n { unsafe { T::wait(published.add((col * words) as usize), epoch) } } else { T::ZERO }
+        })
+    };
+    let value = if by_inverse {
+        // x = D^-1 (b - the sum) - M x_prev: y before the wait, one product after it.
+        let mut value = T::ZERO;
         for s in 0..CHUNK {
             // SAFETY: indices below 32 x STRIDE.
-            value = unsafe { (-product.get(lane * STRIDE + s)).mul_add(shuffle_idx(x_prev, s), value) };
+            value = unsafe { inverse.get(lane * STRIDE + s) }.mul_add(shuffle_idx(rest, s), value);
         }
-    }
+        if let Some(x_prev) = wait_previous() {
+            for s in 0..CHUNK {
+                // SAFETY: as above.
+                value = unsafe { (-product.get(lane * STRIDE + s)).mul_add(shuffle_idx(x_prev, s), value) };
+            }
+        }
+        value
+    } else {
+        // D x = b - the sum - A_prev x_prev, by substitution: x[s] from lane s, in order, then
+        // taken off the rows after it.
+        let mut rest = rest;
+        if let Some(x_prev) = wait_previous() {
+            for s in 0..CHUNK {
+                // SAFETY: indices below 32 x STRIDE.
+                rest = unsafe { (-product.get(lane * STRIDE + s)).mul_add(shuffle_idx(x_prev, s), rest) };
+            }
+        }
+        // SAFETY: as above.
+        let reciprocal = T::ONE / unsafe { triangle.get(lane * STRIDE + lane) };
+        let mut value = T::ZERO;
+        for step in 0..CHUNK {
+            let s = if upper { CHUNK - 1 - step } else { step };
+            let x_s = shuffle_idx(rest * reciprocal, s);
+            if lane == s {
+                value = x_s;
+            }
+            if (lane > s) != upper && lane != s {
+                // SAFETY: as above.
+                rest = unsafe { (-triangle.get(lane * STRIDE + s)).mul_add(x_s, rest) };
+            }
+        }
+        value
+    };
     if row < n {
         // SAFETY: row < n, its word inside this right-hand side's.
         unsafe {
