@@ -613,8 +613,12 @@ fn symgs<T: Scalar>(args: &SymgsArgs, pcg: bool) -> Result<()> {
     // A reordered smoother (multicolor) against the CPU sweep in its own row order.
     let order = smoother.row_order(&gpu)?;
     let mut expect = vec![T::ZERO; a.rows()];
+    // A reference that overflows stays as it is (the sweep takes only finite x): the
+    // comparison names it.
     for _ in 0..args.sweeps {
-        cpu.sweep_in(order.as_deref(), &r, &mut expect)?;
+        if expect.iter().all(|v| v.is_finite()) {
+            cpu.sweep_in(order.as_deref(), &r, &mut expect)?;
+        }
     }
     report_error(true, &x, &expect, 4.0 * T::tolerance(a.row_stats().max))
 }

@@ -87,7 +87,19 @@ pub fn compare<T: Into<f64> + Copy, U: Into<f64> + Copy>(
             over += 1;
         }
     }
-    let relative_error = if ref2 > 0.0 { (diff2 / ref2).sqrt() } else { diff2.sqrt() };
+    let mut relative_error = if ref2 > 0.0 { (diff2 / ref2).sqrt() } else { diff2.sqrt() };
+    if relative_error.is_nan() && max_abs.is_finite() {
+        // inf / inf: squares of values past 1e154 overflowed (a diverging sweep in f64). The
+        // norms again, scaled by the largest magnitude.
+        let pairs = out.iter().zip(reference).map(|(&o, &r)| (o.into(), r.into()));
+        let finite = pairs.filter(|(o, r): &(f64, f64)| o.is_finite() && r.is_finite());
+        let scale = finite.clone().fold(max_abs, |m, (_, r)| m.max(r.abs()));
+        let (diff2, ref2) = finite.fold((0.0, 0.0), |(d2, r2), (o, r)| {
+            let (d, r) = ((o - r) / scale, r / scale);
+            (d2 + d * d, r2 + r * r)
+        });
+        relative_error = (diff2 / ref2).sqrt();
+    }
     Comparison {
         len: out.len(),
         relative_error: if non_finite > 0 { f64::INFINITY } else { relative_error },
@@ -145,6 +157,15 @@ mod tests {
         assert_eq!(c.non_finite, 1);
         assert!(!c.passes(1e300));
         assert!(c.check("nan", 1.0).unwrap_err().to_string().contains("1 not finite"));
+    }
+
+    /// Values whose squares overflow f64 are compared as any others.
+    #[test]
+    fn huge_values_compare_without_overflow() {
+        let c = compare(&[1e200, 2e200], &[1e200, 2.000002e200], 0.0);
+        let expected = 2e-6 / (1.0f64 + 2.000002 * 2.000002).sqrt();
+        assert!((c.relative_error - expected).abs() < 1e-9 * expected, "{}", c.relative_error);
+        assert!(c.passes(1e-5) && !c.passes(1e-7));
     }
 
     /// A reference that overflowed (a smoother diverging in f32) is named as the problem, and
