@@ -162,8 +162,8 @@ fn blocked_lu_at_panel_boundaries_with_every_update() {
 }
 
 /// Real matrices whose U is ill-conditioned (FIDAP's ex2, plat362): every GPU solve is
-/// backward stable, as LAPACK's and cuSOLVER's are. Multiplying by the inverses of the
-/// triangles' 32 x 32 diagonal blocks gave backward errors of 3.7e-10 on ex2 (PERF.md).
+/// backward stable, as LAPACK's and cuSOLVER's are (multiplying by the inverses of the
+/// triangles' 32 x 32 diagonal blocks was not: PERF.md).
 #[test]
 #[ignore = "needs a CUDA GPU: run through `cargo xtask bundle` on a GPU machine"]
 fn solves_of_real_ill_conditioned_matrices_are_backward_stable() {

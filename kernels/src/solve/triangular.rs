@@ -15,8 +15,8 @@
 //! D by substitution: backward stable, as LAPACK's trsv. Solves inside an iterative refinement
 //! may instead multiply by D's inverse (`by_inverse`, as MAGMA's trsm does): D^-1 and
 //! M = D^-1 A_prev formed while the block waits, one product left on the chain, x = y - M
-//! x_prev, but an error that grows with D's condition (on an ill-conditioned U, backward
-//! errors a million times LAPACK's: PERF.md).
+//! x_prev, but an error that grows with D's condition, which an ill-conditioned U's blocks
+//! have (PERF.md).
 
 use crate::device::Float;
 use crate::device::shared;
