@@ -336,7 +336,7 @@ fn sweeps(s: &mut Session, gpu: &Gpu, table: &mut Vec<String>, name: &str, a: &C
         let reordered = smoother.row_order(gpu).and_then(|order| {
             let Some(order) = order else { return Ok(None) };
             let mut reordered = x0.clone();
-            cpu.sweep_in(Some(&order), &r, &mut reordered).map(|()| Some(reordered))
+            cpu.sweep_in(Some(&order), 1, &r, &mut reordered).map(|()| Some(reordered))
         });
         let c = match reordered {
             Ok(reordered) => compare(&got, reordered.as_ref().unwrap_or(&expect), 1e-3),

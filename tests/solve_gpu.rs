@@ -170,10 +170,7 @@ fn solves_of_real_ill_conditioned_matrices_are_backward_stable() {
     let gpu = gpu();
     for name in ["ex2.mtx", "plat362.mtx"] {
         let coo = rgla::mm::read_coo::<f64>(common::data_dir().join("dense").join(name)).unwrap().coo;
-        let mut a = DenseMatrix::zeros(coo.rows, coo.cols);
-        for ((&r, &c), &v) in coo.row_indices.iter().zip(&coo.col_indices).zip(&coo.values) {
-            a.set(r as usize, c as usize, a.get(r as usize, c as usize) + v);
-        }
+        let a = DenseMatrix::from_coo(&coo).unwrap();
         let b = times(&a, &rgla::sparse::generate::vector_1_to_5::<f64>(a.rows, 1));
         let tolerance = check_system(&a, &b, 1).unwrap();
         let bound = backward_error_bound::<f64>(a.rows);

@@ -275,13 +275,13 @@ fn a_sweep_in_a_row_order_is_the_sweep_of_the_renumbered_matrix() {
         let (mut expect, mut got) = (random_vec::<f64>(a.rows(), 8), random_vec::<f64>(a.rows(), 8));
         let own: Vec<u32> = (0..a.rows() as u32).collect();
         cpu.sweep(&r, &mut expect).unwrap();
-        cpu.sweep_in(Some(&own), &r, &mut got).unwrap();
+        cpu.sweep_in(Some(&own), 1, &r, &mut got).unwrap();
         assert!(got == expect, "{name}: in its own order");
         let order = MulticolorOrder::greedy(&a).unwrap();
         let (mut expect, mut got) = (vec![0.0; a.rows()], vec![0.0; a.rows()]);
         for sweep in 0..2 {
             order.sweep_cpu(&r, &mut expect).unwrap();
-            cpu.sweep_in(Some(&order.new_to_old), &r, &mut got).unwrap();
+            cpu.sweep_in(Some(&order.new_to_old), 1, &r, &mut got).unwrap();
             compare(&got, &expect, 1e-3).check(&format!("{name}: by color, sweep {sweep}"), 1e-12).unwrap();
         }
     }
@@ -291,7 +291,7 @@ fn a_sweep_in_a_row_order_is_the_sweep_of_the_renumbered_matrix() {
     let mut twice: Vec<u32> = (0..27).collect();
     twice[5] = 4;
     for bad in [(0..26).collect::<Vec<u32>>(), twice, (1..=27).collect()] {
-        let err = cpu.sweep_in(Some(&bad), &r, &mut x).unwrap_err();
+        let err = cpu.sweep_in(Some(&bad), 1, &r, &mut x).unwrap_err();
         assert!(err.to_string().contains("each of the 27 rows once"), "{err}");
     }
 }

@@ -3,8 +3,8 @@
 //! CPU sweep, f64 and f32, also over a second sweep and in the report's variant; the GPU level
 //! analysis against the CPU one; the GPU coloring (proper, compact, the greedy coloring in its
 //! priority order); multicolor against its CPU reference (a CUDA graph or plain launches, and
-//! the CPU sweep in its row order) and by residual reduction; PCG; the vector kernels PCG uses; the sync-free timeout; level lists
-//! that do not fit the matrix.
+//! the CPU sweep in its row order) and by residual reduction; PCG; the vector kernels PCG
+//! uses; the sync-free timeout; level lists that do not fit the matrix.
 
 mod common;
 
@@ -721,7 +721,7 @@ fn multicolor_matches_the_cpu_sweep_in_its_row_order<T: Scalar>() {
         let mut dx = gpu.upload(&expect).unwrap();
         let dr = gpu.upload(&r).unwrap();
         for sweep in 1..=2 {
-            cpu.sweep_in(Some(&order), &r, &mut expect).unwrap();
+            cpu.sweep_in(Some(&order), 1, &r, &mut expect).unwrap();
             smoother.sweep(&gpu, &dr, &mut dx).unwrap();
             let what = format!("{} on {name} {} sweep {sweep}", smoother.name(), T::NAME);
             compare(&gpu.download(&dx).unwrap(), &expect, 1e-3).check(&what, tolerance(&a)).unwrap();

@@ -2,6 +2,7 @@
 
 use crate::Scalar;
 use crate::error::{Error, Result};
+use crate::sparse::Coo;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct DenseMatrix<T> {
@@ -31,6 +32,23 @@ impl<T: Scalar> DenseMatrix<T> {
     pub fn zeros(rows: usize, cols: usize) -> DenseMatrix<T> {
         let len = rows.checked_mul(cols).expect("dense matrix size overflows usize");
         DenseMatrix { rows, cols, data: vec![T::ZERO; len] }
+    }
+
+    /// The dense form of `coo`, its duplicates summed (checked first: [`Coo::check`]).
+    pub fn from_coo(coo: &Coo<T>) -> Result<DenseMatrix<T>> {
+        coo.check()?;
+        if coo.rows.checked_mul(coo.cols).is_none() {
+            return Err(Error::InvalidInput(format!(
+                "a {} x {} dense matrix overflows usize",
+                coo.rows, coo.cols
+            )));
+        }
+        let mut dense = DenseMatrix::zeros(coo.rows, coo.cols);
+        for ((&r, &c), &v) in coo.row_indices.iter().zip(&coo.col_indices).zip(&coo.values) {
+            let at = dense.offset(r as usize, c as usize);
+            dense.data[at] = dense.data[at] + v;
+        }
+        Ok(dense)
     }
 
     /// Element (row, col).
@@ -74,6 +92,12 @@ mod tests {
         let b = DenseMatrix::new(2, 3, vec![0.0, 0.0, 0.0, 0.0, 0.0, 5.0]).unwrap();
         assert_eq!(a, b);
         assert!(DenseMatrix::new(2, 3, vec![1.0f32; 5]).is_err());
+    }
+
+    #[test]
+    fn from_coo_sums_duplicates() {
+        let coo = Coo::from_triplets(2, 2, vec![0, 1, 0], vec![1, 0, 1], vec![1.0, 2.0, 3.0]).unwrap();
+        assert_eq!(DenseMatrix::from_coo(&coo).unwrap().data, vec![0.0, 4.0, 2.0, 0.0]);
     }
 
     #[test]

@@ -85,19 +85,22 @@ impl<'a, T: Scalar> CpuSymgs<'a, T> {
 
     /// One symmetric sweep on A x = r: forward, then backward, x updated in place.
     pub fn sweep(&self, r: &[T], x: &mut [T]) -> Result<()> {
-        self.sweep_in(None, r, x)
+        self.sweep_in(None, 1, r, x)
     }
 
-    /// One symmetric sweep visiting the rows in `order` (row `order[k]` k-th, then back), or in
-    /// A's own order where it is None: the reference of a reordered smoother, such as
-    /// multicolor's rows by color ([`crate::symgs::Smoother::row_order`]).
-    pub fn sweep_in(&self, order: Option<&[u32]>, r: &[T], x: &mut [T]) -> Result<()> {
+    /// `sweeps` symmetric sweeps visiting the rows in `order` (row `order[k]` k-th, then back),
+    /// or in A's own order where it is None: the reference of a reordered smoother, such as
+    /// multicolor's rows by color ([`crate::symgs::Smoother::row_order`]). The vectors are
+    /// checked once, so a sweep that overflows carries on, as a GPU sweep does.
+    pub fn sweep_in(&self, order: Option<&[u32]>, sweeps: usize, r: &[T], x: &mut [T]) -> Result<()> {
         let n = self.a.rows();
         check_vector("r", r, n)?;
         check_vector("x", x, n)?;
         let Some(order) = order else {
-            self.half_sweep(Direction::Forward, r, x);
-            self.half_sweep(Direction::Backward, r, x);
+            for _ in 0..sweeps {
+                self.half_sweep(Direction::Forward, r, x);
+                self.half_sweep(Direction::Backward, r, x);
+            }
             return Ok(());
         };
         let mut seen = vec![false; n];
@@ -109,7 +112,9 @@ impl<'a, T: Scalar> CpuSymgs<'a, T> {
                 order.len()
             )));
         }
-        order.iter().chain(order.iter().rev()).for_each(|&i| self.relax(i as usize, r, x));
+        for _ in 0..sweeps {
+            order.iter().chain(order.iter().rev()).for_each(|&i| self.relax(i as usize, r, x));
+        }
         Ok(())
     }
 
