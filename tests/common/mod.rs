@@ -39,16 +39,20 @@ pub fn data_dir() -> std::path::PathBuf {
         .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data"))
 }
 
-/// The real-valued, integer and pattern coordinate files of the test data (complex and dense
-/// `array` files are skipped), as CSR; any other read error fails the test.
+/// The real-valued, integer and pattern coordinate files of the test data, and of the folder
+/// `RGLA_MORE_MATRICES` where that is set (say `../shared/matrices`: the same tests on more
+/// real inputs in one process; names already in the test data are skipped), as CSR. Complex
+/// and dense `array` files are skipped; any other read error fails the test.
 pub fn real_matrices<T: rgla::Scalar>() -> Vec<(String, rgla::sparse::Csr<T>)> {
-    let mut files: Vec<_> = std::fs::read_dir(data_dir())
-        .expect("the test data folder")
-        .map(|entry| entry.unwrap().path())
-        .collect();
-    files.sort();
+    let mut files = mtx_files(&data_dir());
+    if let Some(more) = std::env::var_os("RGLA_MORE_MATRICES") {
+        let more = mtx_files(std::path::Path::new(&more));
+        println!("RGLA_MORE_MATRICES: {} more files", more.len());
+        let known: Vec<_> = files.iter().map(|path| path.file_name().map(ToOwned::to_owned)).collect();
+        files.extend(more.into_iter().filter(|path| !known.contains(&path.file_name().map(ToOwned::to_owned))));
+    }
     let mut matrices = Vec::new();
-    for path in files.into_iter().filter(|path| path.extension().is_some_and(|ext| ext == "mtx")) {
+    for path in files {
         let banner =
             std::fs::read_to_string(&path).unwrap().lines().next().unwrap_or("").to_ascii_lowercase();
         if banner.contains("complex") || banner.contains(" array ") {
@@ -64,4 +68,15 @@ pub fn real_matrices<T: rgla::Scalar>() -> Vec<(String, rgla::sparse::Csr<T>)> {
         matrices.len()
     );
     matrices
+}
+
+/// The `.mtx` files of `folder`, sorted.
+fn mtx_files(folder: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(folder)
+        .unwrap_or_else(|e| panic!("the matrix folder {}: {e}", folder.display()))
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "mtx"))
+        .collect();
+    files.sort();
+    files
 }
