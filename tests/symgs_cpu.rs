@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{random_vec, real_matrices};
+use common::{overflowed, random_vec, real_matrices};
 use rgla::sparse::{Csr, generate};
 use rgla::symgs::Direction;
 use rgla::symgs::cpu::{CpuSymgs, checked_diagonal, residual_norm, symgs, symgs_report_variant};
@@ -150,6 +150,9 @@ fn gpu_arithmetic_is_within_tolerance<T: Scalar>() {
         let x0 = random_vec::<T>(a.rows(), 4);
         let mut expect = x0.clone();
         symgs(&a, &r, &mut expect).unwrap();
+        if overflowed(&format!("{name} {}", T::NAME), &expect) {
+            continue;
+        }
         let mut got = x0.clone();
         sweep_gpu_arithmetic(&a, &r, &mut got);
         let c = compare(&got, &expect, 1e-3);
@@ -248,16 +251,18 @@ fn multicolor_reduces_the_residual_like_the_sequential_sweep() {
         let start = residual_norm(&a, &r, &x_colored);
         for _ in 0..5 {
             order.sweep_cpu(&r, &mut x_colored).unwrap();
-            sequential.sweep(&r, &mut x_sequential).unwrap();
         }
+        sequential.sweep_in(None, 5, &r, &mut x_sequential).unwrap();
         let colored = (residual_norm(&a, &r, &x_colored) / start).log10() / 5.0;
         let plain = (residual_norm(&a, &r, &x_sequential) / start).log10() / 5.0;
         println!(
             "{name}: {} colors, log10 reduction per sweep {colored:.3} (sequential {plain:.3})",
             order.colors()
         );
-        if plain >= 0.0 {
-            continue; // Gauss-Seidel diverges on it (dwt_419's all-ones values): nothing to compare
+        if plain.is_nan() || plain >= 0.0 {
+            // Gauss-Seidel diverges on it (the all-ones values of pattern files such as
+            // dwt_419), perhaps past overflow: nothing to compare.
+            continue;
         }
         assert!(colored < 0.0 && colored <= 0.5 * plain, "{name}: {colored:.3} against {plain:.3} per sweep");
     }
@@ -276,12 +281,15 @@ fn a_sweep_in_a_row_order_is_the_sweep_of_the_renumbered_matrix() {
         let own: Vec<u32> = (0..a.rows() as u32).collect();
         cpu.sweep(&r, &mut expect).unwrap();
         cpu.sweep_in(Some(&own), 1, &r, &mut got).unwrap();
-        assert!(got == expect, "{name}: in its own order");
+        assert!(got.iter().zip(&expect).all(|(g, e)| g.to_bits() == e.to_bits()), "{name}: in its own order");
         let order = MulticolorOrder::greedy(&a).unwrap();
         let (mut expect, mut got) = (vec![0.0; a.rows()], vec![0.0; a.rows()]);
         for sweep in 0..2 {
             order.sweep_cpu(&r, &mut expect).unwrap();
             cpu.sweep_in(Some(&order.new_to_old), 1, &r, &mut got).unwrap();
+            if overflowed(&format!("{name}: by color, sweep {sweep}"), &expect) {
+                break;
+            }
             compare(&got, &expect, 1e-3).check(&format!("{name}: by color, sweep {sweep}"), 1e-12).unwrap();
         }
     }

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{gpu, random_vec, real_matrices};
+use common::{gpu, overflowed, random_vec, real_matrices};
 use rgla::gpu::CudaSlice;
 use rgla::sparse::{Csr, GenSpec, generate};
 use rgla::symgs::cpu::{CpuSymgs, checked_diagonal, residual_norm};
@@ -141,14 +141,17 @@ fn exact_order_matches_cpu<T: Scalar>() {
         let r = random_vec::<T>(a.rows(), 1);
         let x0 = random_vec::<T>(a.rows(), 2);
         let mut expect = vec![x0.clone()];
-        for _ in 0..2 {
-            let mut x = expect.last().unwrap().clone();
-            cpu.sweep(&r, &mut x).unwrap();
+        for sweeps in 1..=2 {
+            let mut x = x0.clone();
+            cpu.sweep_in(None, sweeps, &r, &mut x).unwrap();
             expect.push(x);
         }
-        let dr = gpu.upload(&r).unwrap();
         let mut from_zero = vec![T::ZERO; a.rows()];
         cpu.sweep(&r, &mut from_zero).unwrap();
+        if [&expect[2], &from_zero].iter().any(|x| overflowed(&format!("{name} {}", T::NAME), x)) {
+            continue;
+        }
+        let dr = gpu.upload(&r).unwrap();
         for mut smoother in exact_order_smoothers(&gpu, &lib, &a, &m) {
             assert!(smoother.exact_order());
             let mut dx = gpu.upload(&x0).unwrap();
@@ -191,6 +194,9 @@ fn report_variant_matches_cpu<T: Scalar>() {
         let x0 = random_vec::<T>(a.rows(), 3);
         let mut expect = x0.clone();
         CpuSymgs::new(&a).unwrap().sweep_report_variant(&mut expect).unwrap();
+        if overflowed(&format!("report variant {} on {name}", T::NAME), &expect) {
+            continue;
+        }
         type Run<'r, T> = Box<dyn FnMut(&Gpu, &mut CudaSlice<T>) -> rgla::Result<()> + 'r>;
         let mut ready_done = ReadyDoneSmoother::new(&gpu, &m).unwrap();
         let mut levels = LevelSmoother::new(&gpu, &m).unwrap();
@@ -243,6 +249,19 @@ fn symgs_gpu_level_analysis_matches_the_cpu() {
     }
 }
 
+/// The most neighbours a row has in the pattern of A + A^T, the diagonal aside.
+fn largest_degree(a: &Csr<f64>) -> usize {
+    let t = a.transpose();
+    let degree = |i: usize| {
+        let mut neighbours: Vec<u32> =
+            a.row(i).0.iter().chain(t.row(i).0).copied().filter(|&j| j as usize != i).collect();
+        neighbours.sort_unstable();
+        neighbours.dedup();
+        neighbours.len()
+    };
+    (0..a.rows()).map(degree).max().unwrap_or(0)
+}
+
 /// The GPU's smallest-last ranks, peeled round by round: every row left whose degree (its row
 /// length, plus its length in A^T where given: the unsymmetric case) among the rows left is
 /// the smallest takes the round as its rank; its neighbours then lose one for each entry.
@@ -291,8 +310,10 @@ fn cycle(n: usize) -> Csr<f64> {
     Csr::new(n, n, row_ptr, cols, values).unwrap()
 }
 
-/// The GPU colorings are proper and cover every row, with about as many colors as the host's
-/// greedy coloring (never more than twice as many, plus two); Jones-Plassmann is exactly the
+/// The GPU colorings are proper and cover every row, with at most one color more than a row
+/// has neighbours (what a first fit guarantees) and, but for hashed priorities, about as many
+/// colors as the host's greedy coloring (never more than twice as many, plus two; row order can
+/// be lucky: it takes 3 colors on Trefethen's patterns, hashed priorities 8 or 9); Jones-Plassmann is exactly the
 /// greedy coloring in its priority order (larger degree first, then row order) where every
 /// round breaks ties by row order, i.e. on matrices of at most `ROW_ORDER_ROUNDS` rows; the
 /// default picks the 2 colors of a bipartite pattern, and each of the others where it should.
@@ -315,6 +336,7 @@ fn symgs_gpu_coloring_is_proper_and_compact() {
     ]);
     for (name, a) in &matrices {
         let greedy = greedy_coloring(a);
+        let largest_degree = largest_degree(a);
         for method in ColoringMethod::ALL.into_iter().filter(|&m| m != ColoringMethod::Greedy) {
             let what = format!("{} coloring of {name}", method.name());
             let got = color(&gpu, a, method).unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -323,7 +345,12 @@ fn symgs_gpu_coloring_is_proper_and_compact() {
             assert_eq!(got.conflict(a), None, "{what}: neighbours share a color");
             println!("{what}: {} colors, greedy {}", got.count, greedy.count);
             assert!(
-                got.count <= 2 * greedy.count + 2,
+                got.count <= largest_degree + 1,
+                "{what}: {} colors, {largest_degree} neighbours at most",
+                got.count
+            );
+            assert!(
+                method == ColoringMethod::JonesPlassmannRandom || got.count <= 2 * greedy.count + 2,
                 "{what}: {} colors, greedy {}",
                 got.count,
                 greedy.count
