@@ -131,7 +131,7 @@ fn exact_order_smoothers<'a, T: Scalar>(
 }
 
 /// Two sweeps on the GPU against two on the CPU, checked after each (the second reuses the
-/// flags, tickets and graphs of the first).
+/// flags, tickets and graphs of the first), to the tolerance of `CpuSymgs::tolerance`.
 fn exact_order_matches_cpu<T: Scalar>() {
     let gpu = gpu();
     let lib = Cusparse::new(&gpu).unwrap();
@@ -151,6 +151,11 @@ fn exact_order_matches_cpu<T: Scalar>() {
         if [&expect[2], &from_zero].iter().any(|x| overflowed(&format!("{name} {}", T::NAME), x)) {
             continue;
         }
+        // The rounding of a row's sum, scaled where this input's sweeps amplify rounding
+        // (olm500's diverge).
+        let tolerance = cpu.tolerance(None, 2, &r, &x0, &expect[2]).unwrap();
+        let zero = vec![T::ZERO; a.rows()];
+        let tolerance = tolerance.max(cpu.tolerance(None, 1, &r, &zero, &from_zero).unwrap());
         let dr = gpu.upload(&r).unwrap();
         for mut smoother in exact_order_smoothers(&gpu, &lib, &a, &m) {
             assert!(smoother.exact_order());
@@ -159,17 +164,17 @@ fn exact_order_matches_cpu<T: Scalar>() {
                 let what = format!("{} {} sweep {sweep} on {name}", smoother.name(), T::NAME);
                 smoother.sweep(&gpu, &dr, &mut dx).unwrap_or_else(|e| panic!("{what}: {e}"));
                 let got = gpu.download(&dx).unwrap();
-                compare(&got, expect, 1e-3).check(&what, tolerance(&a)).unwrap();
+                compare(&got, expect, 1e-3).check(&what, tolerance).unwrap();
             }
             // Both sweeps in one call (level copies carry work from one to the next).
             let what = format!("{} {} two sweeps in one call on {name}", smoother.name(), T::NAME);
             let mut dx = gpu.upload(&x0).unwrap();
             smoother.sweeps(&gpu, &dr, &mut dx, 2).unwrap_or_else(|e| panic!("{what}: {e}"));
-            compare(&gpu.download(&dx).unwrap(), &expect[2], 1e-3).check(&what, tolerance(&a)).unwrap();
+            compare(&gpu.download(&dx).unwrap(), &expect[2], 1e-3).check(&what, tolerance).unwrap();
             // A preconditioner's sweep: from zero, whatever x holds.
             let what = format!("{} {} sweep from zero on {name}", smoother.name(), T::NAME);
             smoother.sweep_from_zero(&gpu, &dr, &mut dx).unwrap_or_else(|e| panic!("{what}: {e}"));
-            compare(&gpu.download(&dx).unwrap(), &from_zero, 1e-3).check(&what, tolerance(&a)).unwrap();
+            compare(&gpu.download(&dx).unwrap(), &from_zero, 1e-3).check(&what, tolerance).unwrap();
         }
     }
 }

@@ -93,29 +93,54 @@ impl<'a, T: Scalar> CpuSymgs<'a, T> {
     /// multicolor's rows by color ([`crate::symgs::Smoother::row_order`]). The vectors are
     /// checked once, so a sweep that overflows carries on, as a GPU sweep does.
     pub fn sweep_in(&self, order: Option<&[u32]>, sweeps: usize, r: &[T], x: &mut [T]) -> Result<()> {
-        let n = self.a.rows();
-        check_vector("r", r, n)?;
-        check_vector("x", x, n)?;
-        let Some(order) = order else {
-            for _ in 0..sweeps {
-                self.half_sweep(Direction::Forward, r, x);
-                self.half_sweep(Direction::Backward, r, x);
-            }
-            return Ok(());
-        };
-        let mut seen = vec![false; n];
-        if order.len() != n
-            || !order.iter().all(|&i| (i as usize) < n && !std::mem::replace(&mut seen[i as usize], true))
-        {
-            return Err(Error::InvalidInput(format!(
-                "SymGS: a row order must hold each of the {n} rows once ({} entries given)",
-                order.len()
-            )));
-        }
-        for _ in 0..sweeps {
-            order.iter().chain(order.iter().rev()).for_each(|&i| self.relax(i as usize, r, x));
-        }
+        self.check_sweep(order, r, x)?;
+        self.sweep_rows(order, sweeps, r, x, false);
         Ok(())
+    }
+
+    /// The relative tolerance of a GPU sweep against these `sweeps` sweeps from `x0` (which
+    /// gave `result`): the rounding of the longest row's sum with room for its propagation,
+    /// scaled where this input's sweeps amplify rounding. The scale is their
+    /// [`Self::summation_order_spread`] over the 2 units in the last place that a well
+    /// conditioned sweep's stays within (1.5 for most of the SuiteSparse files of the tests,
+    /// 17 on olm500, whose sweeps diverge).
+    pub fn tolerance(
+        &self,
+        order: Option<&[u32]>,
+        sweeps: usize,
+        r: &[T],
+        x0: &[T],
+        result: &[T],
+    ) -> Result<f64> {
+        let spread = self.summation_order_spread(order, sweeps, r, x0, result)?;
+        let row_rounding = 4.0 * T::tolerance(self.a.row_stats().max);
+        Ok(row_rounding * (spread / (2.0 * T::EPSILON)).max(1.0))
+    }
+
+    /// How far the same sweeps land from `result` (theirs, from `x0`) with each row's sum
+    /// taken in reverse column order, relative: the rounding that a change of summation order,
+    /// such as a GPU's, brings on this input. A unit or two in the last place where the sweeps
+    /// are well conditioned, more where they amplify rounding. An error where the reversed
+    /// sweeps overflow.
+    pub fn summation_order_spread(
+        &self,
+        order: Option<&[u32]>,
+        sweeps: usize,
+        r: &[T],
+        x0: &[T],
+        result: &[T],
+    ) -> Result<f64> {
+        let mut x = x0.to_vec();
+        self.check_sweep(order, r, &x)?;
+        self.sweep_rows(order, sweeps, r, &mut x, true);
+        let spread = crate::verify::compare(&x, result, 0.0);
+        if !spread.passes(f64::MAX) {
+            return Err(Error::Verification(
+                "SymGS: the CPU sweep overflows in this precision on this input: nothing to compare with"
+                    .into(),
+            ));
+        }
+        Ok(spread.relative_error)
     }
 
     /// The GPU101 report's sweep: the right-hand side of each half-sweep is x as it stands
@@ -133,20 +158,46 @@ impl<'a, T: Scalar> CpuSymgs<'a, T> {
     pub fn half_sweep(&self, direction: Direction, r: &[T], x: &mut [T]) {
         let n = self.a.rows();
         match direction {
-            Direction::Forward => (0..n).for_each(|i| self.relax(i, r, x)),
-            Direction::Backward => (0..n).rev().for_each(|i| self.relax(i, r, x)),
+            Direction::Forward => (0..n).for_each(|i| self.relax(i, r, x, false)),
+            Direction::Backward => (0..n).rev().for_each(|i| self.relax(i, r, x, false)),
         }
     }
 
-    /// Row i's update, with the newest x.
-    fn relax(&self, i: usize, r: &[T], x: &mut [T]) {
-        let (cols, values) = self.a.row(i);
-        let mut sum = r[i];
-        for (&j, &a_ij) in cols.iter().zip(values) {
-            sum = sum - a_ij * x[j as usize];
+    /// Checks the vectors, and that `order` holds each row once.
+    fn check_sweep(&self, order: Option<&[u32]>, r: &[T], x: &[T]) -> Result<()> {
+        let n = self.a.rows();
+        check_vector("r", r, n)?;
+        check_vector("x", x, n)?;
+        if let Some(order) = order {
+            let mut seen = vec![false; n];
+            if order.len() != n
+                || !order.iter().all(|&i| (i as usize) < n && !std::mem::replace(&mut seen[i as usize], true))
+            {
+                return Err(Error::InvalidInput(format!(
+                    "SymGS: a row order must hold each of the {n} rows once ({} entries given)",
+                    order.len()
+                )));
+            }
         }
-        sum = sum + x[i] * self.diagonal[i];
-        x[i] = sum / self.diagonal[i];
+        Ok(())
+    }
+
+    /// `sweeps` symmetric sweeps in `order` (A's where None), each row's sum `reversed` or not.
+    fn sweep_rows(&self, order: Option<&[u32]>, sweeps: usize, r: &[T], x: &mut [T], reversed: bool) {
+        let n = self.a.rows();
+        let row = |k: usize| order.map_or(k, |order| order[k] as usize);
+        for _ in 0..sweeps {
+            (0..n).chain((0..n).rev()).for_each(|k| self.relax(row(k), r, x, reversed));
+        }
+    }
+
+    /// Row i's update, with the newest x: its sum in column order, or `reversed`.
+    fn relax(&self, i: usize, r: &[T], x: &mut [T], reversed: bool) {
+        let (cols, values) = self.a.row(i);
+        let terms = cols.iter().zip(values);
+        let subtract = |sum: T, (&j, &a_ij): (&u32, &T)| sum - a_ij * x[j as usize];
+        let sum = if reversed { terms.rev().fold(r[i], subtract) } else { terms.fold(r[i], subtract) };
+        x[i] = (sum + x[i] * self.diagonal[i]) / self.diagonal[i];
     }
 }
 
@@ -223,5 +274,37 @@ mod tests {
         let norm = residual_norm(&a, &[], &[]);
         assert!(norm == 0.0 && norm.is_sign_positive(), "{norm}");
         assert_eq!(residual_norm(&tridiagonal(), &[3.0, 2.0, 3.0], &[0.0; 3]), 22.0f64.sqrt());
+    }
+
+    /// The spread of a change of summation order: a few ulps where Gauss-Seidel converges,
+    /// far more where it diverges (1 on the diagonal, -3 beside it, 3 on the next diagonal).
+    #[test]
+    fn summation_order_spread_grows_where_the_sweep_diverges() {
+        let banded = |diagonal: f64, next: [f64; 2], n: usize| {
+            let mut coo = crate::sparse::Coo::new(n, n);
+            for i in 0..n as u32 {
+                coo.push(i, i, diagonal);
+                for (k, &value) in next.iter().enumerate() {
+                    let j = i + k as u32 + 1;
+                    if (j as usize) < n {
+                        coo.push(i, j, value);
+                        coo.push(j, i, value);
+                    }
+                }
+            }
+            coo.to_csr().unwrap()
+        };
+        let spread = |a: &Csr<f64>| {
+            let cpu = CpuSymgs::new(a).unwrap();
+            let r: Vec<f64> = (0..a.rows()).map(|i| (i as f64 * 0.7).sin()).collect();
+            let x0: Vec<f64> = (0..a.rows()).map(|i| (i as f64 * 1.3).cos()).collect();
+            let mut x = x0.clone();
+            cpu.sweep_in(None, 2, &r, &mut x).unwrap();
+            cpu.summation_order_spread(None, 2, &r, &x0, &x).unwrap() / f64::EPSILON
+        };
+        let converging = spread(&banded(8.0, [-1.0, 1.0], 60));
+        let diverging = spread(&banded(1.0, [-3.0, 3.0], 60));
+        assert!(converging < 4.0, "{converging} ulps");
+        assert!(diverging > 8.0, "{diverging} ulps");
     }
 }
