@@ -112,35 +112,18 @@ impl<'a, T: Scalar> CpuSymgs<'a, T> {
         x0: &[T],
         result: &[T],
     ) -> Result<f64> {
-        let spread = self.summation_order_spread(order, sweeps, r, x0, result)?;
-        let row_rounding = 4.0 * T::tolerance(self.a.row_stats().max);
-        Ok(row_rounding * (spread / (2.0 * T::EPSILON)).max(1.0))
-    }
-
-    /// How far the same sweeps land from `result` (theirs, from `x0`) with each row's sum
-    /// taken in reverse column order, relative: the rounding that a change of summation order,
-    /// such as a GPU's, brings on this input. A unit or two in the last place where the sweeps
-    /// are well conditioned, more where they amplify rounding. An error where the reversed
-    /// sweeps overflow.
-    fn summation_order_spread(
-        &self,
-        order: Option<&[u32]>,
-        sweeps: usize,
-        r: &[T],
-        x0: &[T],
-        result: &[T],
-    ) -> Result<f64> {
-        let mut x = x0.to_vec();
-        self.check_sweep(order, r, &x)?;
-        self.sweep_rows(order, sweeps, r, &mut x, true);
-        let spread = crate::verify::compare(&x, result, 0.0);
+        let mut reversed = x0.to_vec();
+        self.check_sweep(order, r, &reversed)?;
+        self.sweep_rows(order, sweeps, r, &mut reversed, true);
+        let spread = crate::verify::compare(&reversed, result, 0.0);
         if spread.non_finite > 0 || spread.reference_non_finite > 0 {
             return Err(Error::Verification(
                 "SymGS: the CPU sweep overflows in this precision on this input: nothing to compare with"
                     .into(),
             ));
         }
-        Ok(spread.relative_error)
+        let row_rounding = 4.0 * T::tolerance(self.a.row_stats().max);
+        Ok(row_rounding * (spread.relative_error / (2.0 * T::EPSILON)).max(1.0))
     }
 
     /// The GPU101 report's sweep: the right-hand side of each half-sweep is x as it stands
@@ -276,10 +259,11 @@ mod tests {
         assert_eq!(residual_norm(&tridiagonal(), &[3.0, 2.0, 3.0], &[0.0; 3]), 22.0f64.sqrt());
     }
 
-    /// The spread of a change of summation order: a few ulps where Gauss-Seidel converges,
-    /// far more where it diverges (1 on the diagonal, -3 beside it, 3 on the next diagonal).
+    /// The tolerance is a row's rounding where Gauss-Seidel converges, and grows with the spread
+    /// of a reversed summation order where it diverges (1 on the diagonal, -3 beside it, 3 on
+    /// the next diagonal).
     #[test]
-    fn summation_order_spread_grows_where_the_sweep_diverges() {
+    fn the_tolerance_grows_where_the_sweep_diverges() {
         let banded = |diagonal: f64, next: [f64; 2], n: usize| {
             let mut coo = crate::sparse::Coo::new(n, n);
             for i in 0..n as u32 {
@@ -294,17 +278,19 @@ mod tests {
             }
             coo.to_csr().unwrap()
         };
-        let spread = |a: &Csr<f64>| {
+        // The tolerance over a row's rounding.
+        let scale = |a: &Csr<f64>| {
             let cpu = CpuSymgs::new(a).unwrap();
             let r: Vec<f64> = (0..a.rows()).map(|i| (i as f64 * 0.7).sin()).collect();
             let x0: Vec<f64> = (0..a.rows()).map(|i| (i as f64 * 1.3).cos()).collect();
             let mut x = x0.clone();
             cpu.sweep_in(None, 2, &r, &mut x).unwrap();
-            cpu.summation_order_spread(None, 2, &r, &x0, &x).unwrap() / f64::EPSILON
+            cpu.tolerance(None, 2, &r, &x0, &x).unwrap()
+                / (4.0 * <f64 as crate::verify::Tolerance>::tolerance(5))
         };
-        let converging = spread(&banded(8.0, [-1.0, 1.0], 60));
-        let diverging = spread(&banded(1.0, [-3.0, 3.0], 60));
-        assert!(converging < 4.0, "{converging} ulps");
-        assert!(diverging > 8.0, "{diverging} ulps");
+        let converging = scale(&banded(8.0, [-1.0, 1.0], 60));
+        let diverging = scale(&banded(1.0, [-3.0, 3.0], 60));
+        assert_eq!(converging, 1.0);
+        assert!(diverging > 4.0, "{diverging}");
     }
 }
