@@ -9,7 +9,7 @@ mod common;
 
 use common::Session;
 use rgla::Scalar;
-use rgla::bench::{Record, bench_sizes, gpu_iters, gpu_median_ms, quick, save};
+use rgla::bench::{Record, bench_sizes, gpu_iters, gpu_median_ms, quick, record_copy_bandwidth, save};
 use rgla::dense::DenseMatrix;
 use rgla::gemm::update::UpdateKernel;
 use rgla::gpu::{CudaSlice, as_f64, as_f64_mut};
@@ -25,6 +25,8 @@ fn main() {
     let mut session = Session::start();
     if let Some(gpu) = &session.gpu {
         println!("device: {}", gpu.props());
+        // The report's header names the device from this record.
+        record_copy_bandwidth(gpu).unwrap();
     }
     let (report_sizes, vendor_sizes) = if quick() {
         (vec![1000, 2000], vec![8192])
