@@ -94,7 +94,7 @@ impl<'a, T: Scalar> CpuSymgs<'a, T> {
     /// checked once, so a sweep that overflows carries on, as a GPU sweep does.
     pub fn sweep_in(&self, order: Option<&[u32]>, sweeps: usize, r: &[T], x: &mut [T]) -> Result<()> {
         self.check_sweep(order, r, x)?;
-        self.sweep_rows(order, sweeps, r, x, false);
+        self.sweep_rows::<false>(order, sweeps, r, x);
         Ok(())
     }
 
@@ -114,7 +114,7 @@ impl<'a, T: Scalar> CpuSymgs<'a, T> {
     ) -> Result<f64> {
         let mut reversed = x0.to_vec();
         self.check_sweep(order, r, &reversed)?;
-        self.sweep_rows(order, sweeps, r, &mut reversed, true);
+        self.sweep_rows::<true>(order, sweeps, r, &mut reversed);
         let spread = crate::verify::compare(&reversed, result, 0.0);
         if spread.non_finite > 0 || spread.reference_non_finite > 0 {
             return Err(Error::Verification(
@@ -141,8 +141,8 @@ impl<'a, T: Scalar> CpuSymgs<'a, T> {
     pub fn half_sweep(&self, direction: Direction, r: &[T], x: &mut [T]) {
         let n = self.a.rows();
         match direction {
-            Direction::Forward => (0..n).for_each(|i| self.relax(i, r, x, false)),
-            Direction::Backward => (0..n).rev().for_each(|i| self.relax(i, r, x, false)),
+            Direction::Forward => (0..n).for_each(|i| self.relax::<false>(i, r, x)),
+            Direction::Backward => (0..n).rev().for_each(|i| self.relax::<false>(i, r, x)),
         }
     }
 
@@ -165,21 +165,23 @@ impl<'a, T: Scalar> CpuSymgs<'a, T> {
         Ok(())
     }
 
-    /// `sweeps` symmetric sweeps in `order` (A's where None), each row's sum `reversed` or not.
-    fn sweep_rows(&self, order: Option<&[u32]>, sweeps: usize, r: &[T], x: &mut [T], reversed: bool) {
+    /// `sweeps` symmetric sweeps in `order` (A's where None), each row's sum `REVERSED` or not.
+    fn sweep_rows<const REVERSED: bool>(&self, order: Option<&[u32]>, sweeps: usize, r: &[T], x: &mut [T]) {
         let n = self.a.rows();
         let row = |k: usize| order.map_or(k, |order| order[k] as usize);
         for _ in 0..sweeps {
-            (0..n).chain((0..n).rev()).for_each(|k| self.relax(row(k), r, x, reversed));
+            (0..n).for_each(|k| self.relax::<REVERSED>(row(k), r, x));
+            (0..n).rev().for_each(|k| self.relax::<REVERSED>(row(k), r, x));
         }
     }
 
-    /// Row i's update, with the newest x: its sum in column order, or `reversed`.
-    fn relax(&self, i: usize, r: &[T], x: &mut [T], reversed: bool) {
+    /// Row i's update, with the newest x: its sum in column order, or `REVERSED` (the
+    /// reference's own sweeps never are: a constant, so they pay nothing for it).
+    fn relax<const REVERSED: bool>(&self, i: usize, r: &[T], x: &mut [T]) {
         let (cols, values) = self.a.row(i);
         let terms = cols.iter().zip(values);
         let subtract = |sum: T, (&j, &a_ij): (&u32, &T)| sum - a_ij * x[j as usize];
-        let sum = if reversed { terms.rev().fold(r[i], subtract) } else { terms.fold(r[i], subtract) };
+        let sum = if REVERSED { terms.rev().fold(r[i], subtract) } else { terms.fold(r[i], subtract) };
         x[i] = (sum + x[i] * self.diagonal[i]) / self.diagonal[i];
     }
 }

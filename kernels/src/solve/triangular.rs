@@ -219,37 +219,35 @@ pub unsafe fn solve_chunk<T: Float>(
     }
     // Lane r holds row r (rows past the end hold 0); lane s waits for the previous chunk's x[s].
     let rest = rhs_value - total;
-    let wait_previous = || {
-        previous.map(|p| {
+    // `sum` less A_prev x_prev (or M x_prev by inverse), once the previous chunk's x lands.
+    let take_off_previous = |mut sum: T| {
+        if let Some(p) = previous {
             let col = p * CHUNK + lane;
             // SAFETY: as in the loop above.
-            if col < n { unsafe { T::wait(published.add((col * words) as usize), epoch) } } else { T::ZERO }
-        })
+            let x_prev = if col < n {
+                unsafe { T::wait(published.add((col * words) as usize), epoch) }
+            } else {
+                T::ZERO
+            };
+            for s in 0..CHUNK {
+                // SAFETY: indices below 32 x STRIDE.
+                sum = unsafe { (-product.get(lane * STRIDE + s)).mul_add(shuffle_idx(x_prev, s), sum) };
+            }
+        }
+        sum
     };
     let value = if by_inverse {
         // x = D^-1 (b - the sum) - M x_prev: y before the wait, one product after it.
-        let mut value = T::ZERO;
+        let mut y = T::ZERO;
         for s in 0..CHUNK {
             // SAFETY: indices below 32 x STRIDE.
-            value = unsafe { inverse.get(lane * STRIDE + s) }.mul_add(shuffle_idx(rest, s), value);
+            y = unsafe { inverse.get(lane * STRIDE + s) }.mul_add(shuffle_idx(rest, s), y);
         }
-        if let Some(x_prev) = wait_previous() {
-            for s in 0..CHUNK {
-                // SAFETY: as above.
-                value = unsafe { (-product.get(lane * STRIDE + s)).mul_add(shuffle_idx(x_prev, s), value) };
-            }
-        }
-        value
+        take_off_previous(y)
     } else {
         // D x = b - the sum - A_prev x_prev, by substitution: x[s] from lane s, in order, then
         // taken off the rows after it.
-        let mut rest = rest;
-        if let Some(x_prev) = wait_previous() {
-            for s in 0..CHUNK {
-                // SAFETY: indices below 32 x STRIDE.
-                rest = unsafe { (-product.get(lane * STRIDE + s)).mul_add(shuffle_idx(x_prev, s), rest) };
-            }
-        }
+        let mut rest = take_off_previous(rest);
         // SAFETY: as above.
         let reciprocal = T::ONE / unsafe { triangle.get(lane * STRIDE + lane) };
         let mut value = T::ZERO;
