@@ -173,11 +173,14 @@ fn run<T: Scalar>(s: &mut Session, table: &mut Vec<Record>, n: usize, vendor_siz
         } else {
             format!("blocked-nb{width}-{}", format!("{exchange:?}").to_lowercase())
         };
-        let notes = format!("panel {width} ({exchange:?}), {update:?} trailing update, getrs");
         let mut lu = BlockedLu::<T>::new(gpu, n, tolerance)
             .and_then(|lu| lu.with_panel_width(gpu, width))
             .map(|lu| lu.with_exchange(exchange).with_update(update))
             .unwrap();
+        let block_column = lu.block_column();
+        let notes = format!(
+            "panel {width} ({exchange:?}), block column {block_column}, {update:?} trailing update, getrs"
+        );
         measure(&kernel, "gpu", runs, &notes, &mut |dx, check| {
             lu.factor(gpu, &da)?;
             if check {

@@ -8,7 +8,7 @@ mod common;
 use common::{gpu, sm90_gpu};
 use rgla::dense::DenseMatrix;
 use rgla::gemm::update::UpdateKernel;
-use rgla::solve::blocked::{BlockedLu, PANEL_WIDTHS, PanelExchange};
+use rgla::solve::blocked::{BLOCK_COLUMNS, BlockedLu, PANEL_WIDTHS, PanelExchange};
 use rgla::solve::mixed::{MixedSolver, Path, Refinement};
 use rgla::solve::{
     self, SolveKernel, backward_error, backward_error_bound, check_system, cpu, manufactured_system,
@@ -108,27 +108,33 @@ fn blocked_lu_at_panel_boundaries_with_every_update() {
         let (a, _, b) = manufactured_system::<f64>(n, 1, n as u64).unwrap();
         let tolerance = check_system(&a, &b, 1).unwrap();
         let cpu_x = cpu::solve(&a, &b, 1).unwrap();
-        let mut variants = vec![(64, UpdateKernel::Simt, PanelExchange::Tagged)];
+        let [narrow, wide] = BLOCK_COLUMNS;
+        let mut variants = vec![(64, UpdateKernel::Simt, PanelExchange::Tagged, narrow)];
         if gpu.ptx_arch() >= 90 {
-            variants.push((64, UpdateKernel::Pipelined, PanelExchange::Barrier));
+            variants.push((64, UpdateKernel::Pipelined, PanelExchange::Barrier, narrow));
         }
         if gpu.ptx_name() == "sm_90a" {
             variants.extend([
-                (64, UpdateKernel::DmmaTma, PanelExchange::Tagged),
-                (128, UpdateKernel::DmmaTma, PanelExchange::Barrier),
+                (64, UpdateKernel::DmmaTma, PanelExchange::Tagged, narrow),
+                (128, UpdateKernel::DmmaTma, PanelExchange::Barrier, narrow),
+                (64, UpdateKernel::DmmaTma, PanelExchange::Tagged, wide),
             ]);
         }
         for width in PANEL_WIDTHS {
             variants.extend(
-                [PanelExchange::Tagged, PanelExchange::Barrier].map(|e| (width, UpdateKernel::Dmma, e)),
+                [PanelExchange::Tagged, PanelExchange::Barrier]
+                    .map(|e| (width, UpdateKernel::Dmma, e, narrow)),
             );
+            variants.push((width, UpdateKernel::Dmma, PanelExchange::Tagged, wide));
         }
-        for (width, update, exchange) in variants {
-            let what = format!("blocked panel {width} {update:?} {exchange:?} n={n}");
+        for (width, update, exchange, block_column) in variants {
+            let what =
+                format!("blocked panel {width} {update:?} {exchange:?} block column {block_column} n={n}");
             let (da, db) = (gpu.upload(&a.data).unwrap(), gpu.upload(&b).unwrap());
             let mut dx = gpu.filled(n, f64::NAN).unwrap();
             let lu = BlockedLu::new(&gpu, n, tolerance).unwrap().with_update(update).with_exchange(exchange);
-            let mut lu = lu.with_panel_width(&gpu, width).unwrap();
+            let mut lu =
+                lu.with_panel_width(&gpu, width).and_then(|lu| lu.with_block_column(block_column)).unwrap();
             lu.factor(&gpu, &da).unwrap();
             lu.check(&gpu).unwrap();
             lu.solve(&gpu, 1, &db, &mut dx).unwrap();
@@ -293,6 +299,9 @@ fn invalid_input_is_an_error() {
         let err = solve(&gpu, method, &nan, &[1.0, 1.0]).unwrap_err().to_string();
         assert!(err.contains("A[0][1] is NaN"), "{method:?}: {err}");
     }
+    let err =
+        BlockedLu::<f64>::new(&gpu, 8, 1e-300).unwrap().with_block_column(320).err().unwrap().to_string();
+    assert!(err.contains("block column of 320 columns (256 or 384)"), "{err}");
 }
 
 /// The mixed solve and cuSOLVER's TF32 solver on one system: A and b uploaded, x downloaded.

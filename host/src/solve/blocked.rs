@@ -1,5 +1,5 @@
 //! Blocked right-looking LU with partial pivoting on the GPU (`kernels/src/solve/blocked.rs`)
-//! and getrs, on two levels, with look-ahead. A block column of [`BLOCK_COLUMN`] columns is
+//! and getrs, on two levels, with look-ahead. A block column ([`BLOCK_COLUMNS`]) is
 //! factored panel by panel (64 or 128 columns) on a second stream of the highest priority: the
 //! persistent panel kernel (pivot search, row swaps, elimination inside the panel), the
 //! triangular solve of the panel's block row, and the update of the columns right of the
@@ -7,7 +7,7 @@
 //! the next block column is ready when this one is, and its factorisation follows at once.
 //! Meanwhile, on the GPU's stream, the block column after that gets what its factorisation
 //! will need from this one (the row swaps, `swap_rows`, LAPACK's laswp; its part of the block
-//! row; its part of the trailing update A22 -= L21 U12, k = [`BLOCK_COLUMN`]), then the rest of
+//! row; its part of the trailing update A22 -= L21 U12, k = the block column's width), then the rest of
 //! the matrix: the panels are latency-bound, the update is not. The updates are the GEMM-update
 //! kernels (`kernels/src/gemm/update.rs`: tensor cores for f64) in place with leading
 //! dimension n. Then a check of the pivots, and for each solve: b permuted, L y = P b, U x = y.
@@ -36,22 +36,28 @@ pub const PANEL_WIDTHS: [usize; 2] = {
 /// column in the panel; 64 was as fast or faster where measured (PERF.md).
 pub const DEFAULT_PANEL_WIDTH: usize = 64;
 const MAX_NB: usize = 128;
-/// Columns of a block column: its panels update only the block column itself, and the rest
-/// of the matrix is updated once per block column with this k, a quarter of the traffic
-/// through C of one update per 64-wide panel.
-pub const BLOCK_COLUMN: usize = 256;
-const _: () = assert!(BLOCK_COLUMN.is_multiple_of(MAX_NB), "panels start at multiples of their width");
+/// The widths of a block column the LU takes: its panels update only the block column itself,
+/// and the rest of the matrix is updated once per block column with this k. 256 is a quarter
+/// of the traffic through C of one update per 64-wide panel; 384 gives the update's tiles a
+/// longer k-loop, over which their pipeline's fill and their epilogue weigh less, and costs the
+/// panels' critical path more (the default: [`default_block_column`]).
+pub const BLOCK_COLUMNS: [usize; 2] = [256, 384];
+const _: () = assert!(
+    BLOCK_COLUMNS[0].is_multiple_of(MAX_NB) && BLOCK_COLUMNS[1].is_multiple_of(MAX_NB),
+    "panels start at multiples of their width"
+);
+
+/// The block column for an n x n matrix: 384 from n = 16384 on, where the trailing update is
+/// most of the time, else 256 (measured: PERF.md).
+pub fn default_block_column(n: usize) -> usize {
+    if n >= 16384 { BLOCK_COLUMNS[1] } else { BLOCK_COLUMNS[0] }
+}
 const THREADS: u32 = abi::solve::BLOCKED_THREADS;
 /// Fewest panel rows per block: below this, fewer blocks (fewer candidates to wait for) win.
 const MIN_ROWS_PER_BLOCK: usize = 32;
 /// Most blocks of the panel kernel: one thread of each block waits for each block's candidate,
 /// and some threads must be left to apply the row swaps.
 const MAX_PANEL_BLOCKS: usize = 192;
-
-/// The block column after `block` (empty at the end of the matrix): its window.
-fn block_window(block: &Range<usize>, n: usize) -> Range<usize> {
-    block.end..(block.end + BLOCK_COLUMN).min(n)
-}
 
 /// How the panel kernel's blocks meet each column to exchange their pivot candidates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +79,7 @@ pub struct BlockedLu<T> {
     update: UpdateKernel,
     panel_width: usize,
     exchange: PanelExchange,
+    block_column: usize,
     sms: usize,
     /// L (unit, below the diagonal) and U, row-major n x n, rows `ld` apart.
     lu: CudaSlice<T>,
@@ -121,6 +128,7 @@ impl<T: Scalar> BlockedLu<T> {
             update: UpdateKernel::default_for::<T>(gpu),
             panel_width: DEFAULT_PANEL_WIDTH,
             exchange: DEFAULT_EXCHANGE,
+            block_column: default_block_column(n),
             sms,
             lu: gpu.zeros(n * ld)?,
             ld,
@@ -150,6 +158,25 @@ impl<T: Scalar> BlockedLu<T> {
         Ok(self)
     }
 
+    /// The block column's width (one of [`BLOCK_COLUMNS`]; default [`default_block_column`]).
+    pub fn with_block_column(mut self, width: usize) -> Result<BlockedLu<T>> {
+        if !BLOCK_COLUMNS.contains(&width) {
+            return Err(Error::InvalidInput(format!("block column of {width} columns (256 or 384)")));
+        }
+        self.block_column = width;
+        Ok(self)
+    }
+
+    /// The block column's width.
+    pub fn block_column(&self) -> usize {
+        self.block_column
+    }
+
+    /// The block column after `block` (empty at the end of the matrix): its window.
+    fn window(&self, block: &Range<usize>) -> Range<usize> {
+        block.end..(block.end + self.block_column).min(self.n)
+    }
+
     /// How the panel kernel's blocks exchange their candidates.
     pub fn with_exchange(mut self, exchange: PanelExchange) -> BlockedLu<T> {
         self.exchange = exchange;
@@ -172,7 +199,7 @@ impl<T: Scalar> BlockedLu<T> {
     /// The trailing-update kernel (default: [`UpdateKernel::default_for`]). For f32,
     /// `Pipelined` and `Wgmma` take the update's inputs to TF32 (the mixed-precision solve's
     /// factors) and `Dmma` falls back to SIMT; `Wgmma` and `DmmaTma` run the trailing updates
-    /// only (k = [`BLOCK_COLUMN`]) and `Pipelined` those inside a block column.
+    /// only (k = the block column's width) and `Pipelined` those inside a block column.
     pub fn with_update(mut self, update: UpdateKernel) -> BlockedLu<T> {
         self.update =
             if T::NAME == "f32" && update == UpdateKernel::Dmma { UpdateKernel::Simt } else { update };
@@ -236,13 +263,13 @@ impl<T: Scalar> BlockedLu<T> {
         // first panel), and the rest of the matrix, beside block j + 1's factorisation. So the
         // factorisations follow one another with no step between them.
         let blocks: Vec<Range<usize>> =
-            (0..n).step_by(BLOCK_COLUMN).map(|b| b..(b + BLOCK_COLUMN).min(n)).collect();
+            (0..n).step_by(self.block_column).map(|b| b..(b + self.block_column).min(n)).collect();
         let panel_stream = self.panel_stream.clone();
         panel_stream.join(gpu.stream()).map_err(Error::driver("stream wait"))?;
         self.queue_block_column(gpu.on(&panel_stream), blocks[0].clone(), None, use_barrier)?;
         for (j, block) in blocks.iter().enumerate() {
             gpu.stream().join(&panel_stream).map_err(Error::driver("stream wait"))?;
-            let after = block_window(blocks.get(j + 1).unwrap_or(block), n);
+            let after = self.window(blocks.get(j + 1).unwrap_or(block));
             self.queue_swap_rows(gpu.into(), block.clone(), 0..0, after.clone())?;
             self.queue_block_row(gpu, block.clone(), after.clone())?;
             self.queue_update(gpu.into(), self.update, block.clone(), block.end..n, after.clone())?;
@@ -283,7 +310,7 @@ impl<T: Scalar> BlockedLu<T> {
         use_barrier: u32,
     ) -> Result<()> {
         let n = self.n;
-        let window = block_window(&block, n);
+        let window = self.window(&block);
         for (i, (k0, width)) in self.panels(&block).enumerate() {
             if i == 0 {
                 self.queue_panel(queue, k0, width, block.clone(), use_barrier)?;
