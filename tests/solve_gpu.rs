@@ -356,6 +356,20 @@ fn mixed_solve_refines_to_the_f64_threshold() {
             let error = backward_error(&a, &irs, &b, 1);
             assert!(n < 64 || error <= bound, "cuSOLVER IRS {what}: backward error {error:.3e}");
             eprintln!("mixed {what}: {refinement}, backward error {:.2e}", refinement.backward_error);
+            // The f32 LU with the wide block column, which it takes from n = 16384 on.
+            if dominant && n >= 1000 {
+                let tolerance = check_system(&a, &b, 1).unwrap();
+                let (da, db) = (gpu.upload(&a.data).unwrap(), gpu.upload(&b).unwrap());
+                let mut dx = gpu.filled(n, f64::NAN).unwrap();
+                let mut wide = MixedSolver::new(&gpu, n, tolerance)
+                    .unwrap()
+                    .with_block_column(BLOCK_COLUMNS[1])
+                    .unwrap();
+                let refinement = wide.solve(&gpu, &da, &db, &mut dx).unwrap();
+                assert_eq!(refinement.path, Path::Refined, "mixed {what}, wide block column: {refinement}");
+                let error = backward_error(&a, &gpu.download(&dx).unwrap(), &b, 1);
+                assert!(error <= bound, "mixed {what}, wide block column: backward error {error:.3e}");
+            }
         }
     }
 }

@@ -102,6 +102,13 @@ impl MixedSolver {
         })
     }
 
+    /// The block column of the f32 LU (one of `blocked::BLOCK_COLUMNS`; default
+    /// `blocked::default_block_column`).
+    pub fn with_block_column(mut self, width: usize) -> Result<MixedSolver> {
+        self.lu = self.lu.with_block_column(width)?;
+        Ok(self)
+    }
+
     /// The backward error the refinement stops at: sqrt(n) eps.
     pub fn threshold(&self) -> f64 {
         (self.n as f64).sqrt() * f64::EPSILON
