@@ -8,7 +8,8 @@ mod common;
 use common::{gpu, sm90_gpu};
 use rgla::dense::DenseMatrix;
 use rgla::gemm::update::UpdateKernel;
-use rgla::solve::blocked::{BLOCK_COLUMNS, BlockedLu, PANEL_WIDTHS, PanelExchange};
+use rgla::gpu::CudaSlice;
+use rgla::solve::blocked::{BLOCK_COLUMNS, BlockedLu, PANEL_WIDTHS, PanelExchange, default_block_column};
 use rgla::solve::mixed::{MixedSolver, Path, Refinement};
 use rgla::solve::{
     self, SolveKernel, backward_error, backward_error_bound, check_system, cpu, manufactured_system,
@@ -307,14 +308,28 @@ fn invalid_input_is_an_error() {
 /// The mixed solve and cuSOLVER's TF32 solver on one system: A and b uploaded, x downloaded.
 fn mixed_and_irs(gpu: &Gpu, a: &DenseMatrix<f64>, b: &[f64]) -> ((Vec<f64>, Refinement), Vec<f64>) {
     let n = a.rows;
-    let tolerance = check_system(a, b, 1).unwrap();
     let (da, db) = (gpu.upload(&a.data).unwrap(), gpu.upload(b).unwrap());
+    let mixed = mixed_solve(gpu, a, b, (&da, &db), default_block_column(n));
     let mut dx = gpu.filled(n, f64::NAN).unwrap();
-    let refinement = MixedSolver::new(gpu, n, tolerance).unwrap().solve(gpu, &da, &db, &mut dx).unwrap();
-    let mixed = gpu.download(&dx).unwrap();
-    gpu.upload_into(&vec![f64::NAN; n], &mut dx).unwrap();
     CusolverIrs::new(gpu, n).unwrap().solve(gpu, &da, &db, &mut dx).unwrap();
-    ((mixed, refinement), gpu.download(&dx).unwrap())
+    (mixed, gpu.download(&dx).unwrap())
+}
+
+/// The mixed solve of A x = b (`uploaded`: A and b on the device), its f32 LU taking
+/// `block_column`: x downloaded.
+fn mixed_solve(
+    gpu: &Gpu,
+    a: &DenseMatrix<f64>,
+    b: &[f64],
+    (da, db): (&CudaSlice<f64>, &CudaSlice<f64>),
+    block_column: usize,
+) -> (Vec<f64>, Refinement) {
+    let tolerance = check_system(a, b, 1).unwrap();
+    let mut dx = gpu.filled(a.rows, f64::NAN).unwrap();
+    let mut solver =
+        MixedSolver::new(gpu, a.rows, tolerance).unwrap().with_block_column(block_column).unwrap();
+    let refinement = solver.solve(gpu, da, db, &mut dx).unwrap();
+    (gpu.download(&dx).unwrap(), refinement)
 }
 
 #[test]
@@ -358,16 +373,10 @@ fn mixed_solve_refines_to_the_f64_threshold() {
             eprintln!("mixed {what}: {refinement}, backward error {:.2e}", refinement.backward_error);
             // The f32 LU with the wide block column, which it takes from n = 16384 on.
             if dominant && n >= 1000 {
-                let tolerance = check_system(&a, &b, 1).unwrap();
-                let (da, db) = (gpu.upload(&a.data).unwrap(), gpu.upload(&b).unwrap());
-                let mut dx = gpu.filled(n, f64::NAN).unwrap();
-                let mut wide = MixedSolver::new(&gpu, n, tolerance)
-                    .unwrap()
-                    .with_block_column(BLOCK_COLUMNS[1])
-                    .unwrap();
-                let refinement = wide.solve(&gpu, &da, &db, &mut dx).unwrap();
+                let uploaded = (&gpu.upload(&a.data).unwrap(), &gpu.upload(&b).unwrap());
+                let (x, refinement) = mixed_solve(&gpu, &a, &b, uploaded, BLOCK_COLUMNS[1]);
                 assert_eq!(refinement.path, Path::Refined, "mixed {what}, wide block column: {refinement}");
-                let error = backward_error(&a, &gpu.download(&dx).unwrap(), &b, 1);
+                let error = backward_error(&a, &x, &b, 1);
                 assert!(error <= bound, "mixed {what}, wide block column: backward error {error:.3e}");
             }
         }

@@ -140,22 +140,11 @@ fn exact_order_matches_cpu<T: Scalar>() {
         let cpu = CpuSymgs::new(&a).unwrap();
         let r = random_vec::<T>(a.rows(), 1);
         let x0 = random_vec::<T>(a.rows(), 2);
-        let mut expect = vec![x0.clone()];
-        for sweeps in 1..=2 {
-            let mut x = x0.clone();
-            cpu.sweep_in(None, sweeps, &r, &mut x).unwrap();
-            expect.push(x);
-        }
-        let mut from_zero = vec![T::ZERO; a.rows()];
-        cpu.sweep(&r, &mut from_zero).unwrap();
-        if [&expect[2], &from_zero].iter().any(|x| overflowed(&format!("{name} {}", T::NAME), x)) {
-            continue;
-        }
-        // The rounding of a row's sum, scaled where this input's sweeps amplify rounding
-        // (olm500's diverge).
-        let tolerance = cpu.tolerance(None, 2, &r, &x0, &expect[2]).unwrap();
+        let what = format!("{name} {}", T::NAME);
+        let Some((expect, two_sweeps)) = cpu_sweeps(&cpu, None, 2, &r, &x0, &what) else { continue };
         let zero = vec![T::ZERO; a.rows()];
-        let tolerance = tolerance.max(cpu.tolerance(None, 1, &r, &zero, &from_zero).unwrap());
+        let Some((mut from_zero, one_sweep)) = cpu_sweeps(&cpu, None, 1, &r, &zero, &what) else { continue };
+        let (from_zero, tolerance) = (from_zero.pop().unwrap(), two_sweeps.max(one_sweep));
         let dr = gpu.upload(&r).unwrap();
         for mut smoother in exact_order_smoothers(&gpu, &lib, &a, &m) {
             assert!(smoother.exact_order());
@@ -177,6 +166,31 @@ fn exact_order_matches_cpu<T: Scalar>() {
             compare(&gpu.download(&dx).unwrap(), &from_zero, 1e-3).check(&what, tolerance).unwrap();
         }
     }
+}
+
+/// The CPU sweep in `order` (A's where None) from `x0`: x0 and x after each of `sweeps`
+/// sweeps, and the tolerance of a GPU sweep against the last (`CpuSymgs::tolerance`: the
+/// rounding of a row's sum, scaled where this input's sweeps amplify rounding, as olm500's
+/// diverge); or None, said, where the reference overflows.
+fn cpu_sweeps<T: Scalar>(
+    cpu: &CpuSymgs<T>,
+    order: Option<&[u32]>,
+    sweeps: usize,
+    r: &[T],
+    x0: &[T],
+    what: &str,
+) -> Option<(Vec<Vec<T>>, f64)> {
+    let mut expect = vec![x0.to_vec()];
+    for _ in 0..sweeps {
+        let mut x = expect.last().unwrap().clone();
+        cpu.sweep_in(order, 1, r, &mut x).unwrap();
+        expect.push(x);
+    }
+    if overflowed(what, expect.last().unwrap()) {
+        return None;
+    }
+    let tolerance = cpu.tolerance(order, sweeps, r, x0, expect.last().unwrap()).unwrap();
+    Some((expect, tolerance))
 }
 
 #[test]
@@ -446,6 +460,7 @@ fn multicolor_matches_its_reference<T: Scalar>() {
         let m = SymgsMatrix::upload(&gpu, &a).unwrap();
         let greedy = MulticolorOrder::greedy(&a).unwrap();
         let jp = MulticolorOrder::colored(&gpu, &a, ColoringMethod::JonesPlassmann).unwrap();
+        let (cpu, zero) = (CpuSymgs::new(&a).unwrap(), vec![T::ZERO; a.rows()]);
         // Renumbered on the host (uploaded; the form its padding calls for), and on the GPU
         // from the uploaded matrix, in each form.
         let (csr, ell) = (Some(CopyForm::Csr), Some(CopyForm::SlicedEll));
@@ -472,7 +487,10 @@ fn multicolor_matches_its_reference<T: Scalar>() {
             assert_eq!(smoother.new_to_old(&gpu).unwrap(), order.new_to_old, "{what}");
             assert!(!smoother.exact_order());
             let r = random_vec::<T>(a.rows(), 4);
-            let Some(tolerance) = multicolor_tolerance(&a, order, 3, &r, &what) else { continue };
+            // The multicolor sweep is the sequential sweep in the order of its colors.
+            let reference =
+                cpu_sweeps(&cpu, Some(&order.new_to_old), 3, &r, &zero, &format!("{what} {}", T::NAME));
+            let Some((_, tolerance)) = reference else { continue };
             let mut expect = vec![T::ZERO; a.rows()];
             let dr = gpu.upload(&r).unwrap();
             let mut dx = gpu.zeros::<T>(a.rows()).unwrap();
@@ -494,24 +512,6 @@ fn multicolor_matches_its_reference<T: Scalar>() {
             sweeps_in_one_call_and_from_zero(&gpu, smoothers, order, &r, tolerance, &what);
         }
     }
-}
-
-/// `CpuSymgs::tolerance` for `sweeps` multicolor sweeps of `order` from zero (the sequential
-/// sweep in the order of its colors), or None, said, where that reference overflows.
-fn multicolor_tolerance<T: Scalar>(
-    a: &Csr<T>,
-    order: &MulticolorOrder<T>,
-    sweeps: usize,
-    r: &[T],
-    what: &str,
-) -> Option<f64> {
-    let cpu = CpuSymgs::new(a).unwrap();
-    let (zero, mut x) = (vec![T::ZERO; a.rows()], vec![T::ZERO; a.rows()]);
-    cpu.sweep_in(Some(&order.new_to_old), sweeps, r, &mut x).unwrap();
-    if overflowed(&format!("{what} {}", T::NAME), &x) {
-        return None;
-    }
-    Some(cpu.tolerance(Some(&order.new_to_old), sweeps, r, &zero, &x).unwrap())
 }
 
 /// 1, 2 and 3 sweeps in one call, each after the first taking over the upper sums of the one
@@ -778,22 +778,13 @@ fn multicolor_matches_the_cpu_sweep_in_its_row_order<T: Scalar>() {
         let cpu = CpuSymgs::new(&a).unwrap();
         let r = random_vec::<T>(a.rows(), 3);
         let x0 = random_vec::<T>(a.rows(), 4);
-        let mut expect = vec![x0.clone()];
-        for sweeps in 1..=2 {
-            let mut x = x0.clone();
-            cpu.sweep_in(Some(&order), sweeps, &r, &mut x).unwrap();
-            expect.push(x);
-        }
-        if overflowed(&format!("{} on {name} {}", smoother.name(), T::NAME), &expect[2]) {
-            continue;
-        }
-        // As for the exact-order sweeps: scaled where this input's sweeps amplify rounding.
-        let tolerance = cpu.tolerance(Some(&order), 2, &r, &x0, &expect[2]).unwrap();
+        let what = format!("{} on {name} {}", smoother.name(), T::NAME);
+        let Some((expect, tolerance)) = cpu_sweeps(&cpu, Some(&order), 2, &r, &x0, &what) else { continue };
         let mut dx = gpu.upload(&x0).unwrap();
         let dr = gpu.upload(&r).unwrap();
         for (sweep, expect) in expect.iter().enumerate().skip(1) {
             smoother.sweep(&gpu, &dr, &mut dx).unwrap();
-            let what = format!("{} on {name} {} sweep {sweep}", smoother.name(), T::NAME);
+            let what = format!("{what} sweep {sweep}");
             compare(&gpu.download(&dx).unwrap(), expect, 1e-3).check(&what, tolerance).unwrap();
         }
     }

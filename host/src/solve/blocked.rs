@@ -161,7 +161,8 @@ impl<T: Scalar> BlockedLu<T> {
     /// The block column's width (one of [`BLOCK_COLUMNS`]; default [`default_block_column`]).
     pub fn with_block_column(mut self, width: usize) -> Result<BlockedLu<T>> {
         if !BLOCK_COLUMNS.contains(&width) {
-            return Err(Error::InvalidInput(format!("block column of {width} columns (256 or 384)")));
+            let [narrow, wide] = BLOCK_COLUMNS;
+            return Err(Error::InvalidInput(format!("block column of {width} columns ({narrow} or {wide})")));
         }
         self.block_column = width;
         Ok(self)
