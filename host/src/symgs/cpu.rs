@@ -115,7 +115,22 @@ impl<'a, T: Scalar> CpuSymgs<'a, T> {
         let mut reversed = x0.to_vec();
         self.check_sweep(order, r, &reversed)?;
         self.sweep_rows::<true>(order, sweeps, r, &mut reversed);
-        let spread = crate::verify::compare(&reversed, result, 0.0);
+        self.scaled_tolerance(&reversed, result)
+    }
+
+    /// [`CpuSymgs::tolerance`] for a sweep of the report's variant from `x0` (which gave
+    /// `result`).
+    pub fn tolerance_report_variant(&self, x0: &[T], result: &[T]) -> Result<f64> {
+        check_vector("x", x0, self.a.rows())?;
+        let mut reversed = x0.to_vec();
+        self.report_variant_rows::<true>(&mut reversed);
+        self.scaled_tolerance(&reversed, result)
+    }
+
+    /// The rounding of the longest row's sum, scaled by how far `reversed` (the same sweeps
+    /// with each row's sum reversed) lands from `result` over 2 units in the last place.
+    fn scaled_tolerance(&self, reversed: &[T], result: &[T]) -> Result<f64> {
+        let spread = crate::verify::compare(reversed, result, 0.0);
         if spread.non_finite > 0 || spread.reference_non_finite > 0 {
             return Err(Error::Verification(
                 "SymGS: the CPU sweep overflows in this precision on this input: nothing to compare with"
@@ -130,19 +145,29 @@ impl<'a, T: Scalar> CpuSymgs<'a, T> {
     /// when that half-sweep starts (the report's `sum = x[i]`).
     pub fn sweep_report_variant(&self, x: &mut [T]) -> Result<()> {
         check_vector("x", x, self.a.rows())?;
-        for direction in [Direction::Forward, Direction::Backward] {
-            let rhs = x.to_vec();
-            self.half_sweep(direction, &rhs, x);
-        }
+        self.report_variant_rows::<false>(x);
         Ok(())
     }
 
     /// One direction of the sweep (lengths are the caller's to check).
     pub fn half_sweep(&self, direction: Direction, r: &[T], x: &mut [T]) {
+        self.half_sweep_rows::<false>(direction, r, x);
+    }
+
+    /// The report's variant, each row's sum `REVERSED` or not.
+    fn report_variant_rows<const REVERSED: bool>(&self, x: &mut [T]) {
+        for direction in [Direction::Forward, Direction::Backward] {
+            let rhs = x.to_vec();
+            self.half_sweep_rows::<REVERSED>(direction, &rhs, x);
+        }
+    }
+
+    /// One direction of the sweep, each row's sum `REVERSED` or not.
+    fn half_sweep_rows<const REVERSED: bool>(&self, direction: Direction, r: &[T], x: &mut [T]) {
         let n = self.a.rows();
         match direction {
-            Direction::Forward => (0..n).for_each(|i| self.relax::<false>(i, r, x)),
-            Direction::Backward => (0..n).rev().for_each(|i| self.relax::<false>(i, r, x)),
+            Direction::Forward => (0..n).for_each(|i| self.relax::<REVERSED>(i, r, x)),
+            Direction::Backward => (0..n).rev().for_each(|i| self.relax::<REVERSED>(i, r, x)),
         }
     }
 
@@ -261,9 +286,9 @@ mod tests {
         assert_eq!(residual_norm(&tridiagonal(), &[3.0, 2.0, 3.0], &[0.0; 3]), 22.0f64.sqrt());
     }
 
-    /// The tolerance is a row's rounding where Gauss-Seidel converges, and grows with the spread
-    /// of a reversed summation order where it diverges (1 on the diagonal, -3 beside it, 3 on
-    /// the next diagonal).
+    /// The tolerance (of sweeps and of the report's variant) is a row's rounding where
+    /// Gauss-Seidel converges, and grows with the spread of a reversed summation order where it
+    /// diverges (1 on the diagonal, -3 beside it, 3 on the next diagonal).
     #[test]
     fn the_tolerance_grows_where_the_sweep_diverges() {
         let banded = |diagonal: f64, next: [f64; 2], n: usize| {
@@ -280,19 +305,23 @@ mod tests {
             }
             coo.to_csr().unwrap()
         };
-        // The tolerance over a row's rounding.
-        let scale = |a: &Csr<f64>| {
+        // The tolerances of two sweeps and of the report's variant over a row's rounding.
+        let scales = |a: &Csr<f64>| {
             let cpu = CpuSymgs::new(a).unwrap();
             let r: Vec<f64> = (0..a.rows()).map(|i| (i as f64 * 0.7).sin()).collect();
             let x0: Vec<f64> = (0..a.rows()).map(|i| (i as f64 * 1.3).cos()).collect();
-            let mut x = x0.clone();
+            let (mut x, mut report) = (x0.clone(), x0.clone());
             cpu.sweep_in(None, 2, &r, &mut x).unwrap();
-            cpu.tolerance(None, 2, &r, &x0, &x).unwrap()
-                / (4.0 * <f64 as crate::verify::Tolerance>::tolerance(5))
+            cpu.sweep_report_variant(&mut report).unwrap();
+            let row_rounding = 4.0 * <f64 as crate::verify::Tolerance>::tolerance(5);
+            [
+                cpu.tolerance(None, 2, &r, &x0, &x).unwrap(),
+                cpu.tolerance_report_variant(&x0, &report).unwrap(),
+            ]
+            .map(|tolerance| tolerance / row_rounding)
         };
-        let converging = scale(&banded(8.0, [-1.0, 1.0], 60));
-        let diverging = scale(&banded(1.0, [-3.0, 3.0], 60));
-        assert_eq!(converging, 1.0);
-        assert!(diverging > 4.0, "{diverging}");
+        assert_eq!(scales(&banded(8.0, [-1.0, 1.0], 60)), [1.0, 1.0]);
+        let diverging = scales(&banded(1.0, [-3.0, 3.0], 60));
+        assert!(diverging.iter().all(|&scale| scale > 4.0), "{diverging:?}");
     }
 }
