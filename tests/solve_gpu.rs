@@ -109,7 +109,7 @@ fn blocked_lu_at_panel_boundaries_with_every_update() {
         let (a, _, b) = manufactured_system::<f64>(n, 1, n as u64).unwrap();
         let tolerance = check_system(&a, &b, 1).unwrap();
         let cpu_x = cpu::solve(&a, &b, 1).unwrap();
-        let [narrow, wide] = BLOCK_COLUMNS;
+        let [narrow, wide, widest] = BLOCK_COLUMNS;
         let mut variants = vec![(64, UpdateKernel::Simt, PanelExchange::Tagged, narrow)];
         if gpu.ptx_arch() >= 90 {
             variants.push((64, UpdateKernel::Pipelined, PanelExchange::Barrier, narrow));
@@ -119,6 +119,7 @@ fn blocked_lu_at_panel_boundaries_with_every_update() {
                 (64, UpdateKernel::DmmaTma, PanelExchange::Tagged, narrow),
                 (128, UpdateKernel::DmmaTma, PanelExchange::Barrier, narrow),
                 (64, UpdateKernel::DmmaTma, PanelExchange::Tagged, wide),
+                (128, UpdateKernel::DmmaTma, PanelExchange::Tagged, widest),
             ]);
         }
         for width in PANEL_WIDTHS {
@@ -127,6 +128,7 @@ fn blocked_lu_at_panel_boundaries_with_every_update() {
                     .map(|e| (width, UpdateKernel::Dmma, e, narrow)),
             );
             variants.push((width, UpdateKernel::Dmma, PanelExchange::Tagged, wide));
+            variants.push((width, UpdateKernel::Dmma, PanelExchange::Barrier, widest));
         }
         for (width, update, exchange, block_column) in variants {
             let what =
@@ -302,7 +304,7 @@ fn invalid_input_is_an_error() {
     }
     let err =
         BlockedLu::<f64>::new(&gpu, 8, 1e-300).unwrap().with_block_column(320).err().unwrap().to_string();
-    assert!(err.contains("block column of 320 columns (256 or 384)"), "{err}");
+    assert!(err.contains("block column of 320 columns (256, 384 or 512)"), "{err}");
 }
 
 /// The mixed solve and cuSOLVER's TF32 solver on one system: A and b uploaded, x downloaded.
@@ -371,13 +373,14 @@ fn mixed_solve_refines_to_the_f64_threshold() {
             let error = backward_error(&a, &irs, &b, 1);
             assert!(n < 64 || error <= bound, "cuSOLVER IRS {what}: backward error {error:.3e}");
             eprintln!("mixed {what}: {refinement}, backward error {:.2e}", refinement.backward_error);
-            // The f32 LU with the wide block column, which it takes from n = 16384 on.
-            if dominant && n >= 1000 {
+            // The f32 LU with the wider block columns, which it takes at large n.
+            for &block_column in BLOCK_COLUMNS[1..].iter().filter(|_| dominant && n >= 1000) {
                 let uploaded = (&gpu.upload(&a.data).unwrap(), &gpu.upload(&b).unwrap());
-                let (x, refinement) = mixed_solve(&gpu, &a, &b, uploaded, BLOCK_COLUMNS[1]);
-                assert_eq!(refinement.path, Path::Refined, "mixed {what}, wide block column: {refinement}");
+                let (x, refinement) = mixed_solve(&gpu, &a, &b, uploaded, block_column);
+                let what = format!("mixed {what}, block column {block_column}");
+                assert_eq!(refinement.path, Path::Refined, "{what}: {refinement}");
                 let error = backward_error(&a, &x, &b, 1);
-                assert!(error <= bound, "mixed {what}, wide block column: backward error {error:.3e}");
+                assert!(error <= bound, "{what}: backward error {error:.3e}");
             }
         }
     }

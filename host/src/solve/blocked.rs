@@ -38,14 +38,30 @@ pub const DEFAULT_PANEL_WIDTH: usize = 64;
 const MAX_NB: usize = 128;
 /// The widths of a block column the LU takes: its panels update only the block column itself,
 /// and the rest of the matrix is updated once per block column with this k. 256 is a quarter
-/// of the traffic through C of one update per 64-wide panel; 384 gives the update's tiles a
-/// longer k-loop, over which their pipeline's fill and their epilogue weigh less, and costs the
-/// panels' critical path more (the default: [`default_block_column`]).
-pub const BLOCK_COLUMNS: [usize; 2] = [256, 384];
-const _: () = assert!(
-    BLOCK_COLUMNS[0].is_multiple_of(MAX_NB) && BLOCK_COLUMNS[1].is_multiple_of(MAX_NB),
-    "panels start at multiples of their width"
-);
+/// of the traffic through C of one update per 64-wide panel; a wider one gives the update's
+/// tiles a longer k-loop, over which their pipeline's fill and their epilogue weigh less, and
+/// costs the panels' critical path more (the default: [`default_block_column`]).
+pub const BLOCK_COLUMNS: [usize; 3] = [256, 384, 512];
+const _: () = {
+    let mut i = 0;
+    while i < BLOCK_COLUMNS.len() {
+        assert!(BLOCK_COLUMNS[i].is_multiple_of(MAX_NB), "panels start at multiples of their width");
+        i += 1;
+    }
+};
+
+/// The most steps of one `swap_rows` launch within `shared` bytes a block, in whole warps of
+/// steps: the row swaps of a wider block column go in parts.
+fn swap_steps<T>(shared: usize) -> Result<usize> {
+    let fits = |steps: usize| abi::solve::swap_rows_shared_bytes(steps, size_of::<T>()) <= shared;
+    let most =
+        (1..=BLOCK_COLUMNS[BLOCK_COLUMNS.len() - 1] / 32).rev().map(|warps| 32 * warps).find(|&s| fits(s));
+    most.ok_or_else(|| {
+        Error::InvalidInput(format!(
+            "the LU's row swaps need more than the device's {shared} bytes of shared memory a block"
+        ))
+    })
+}
 
 /// The block column for an n x n matrix: 384 from n = 16384 on, where the trailing update is
 /// most of the time, else 256 (measured: PERF.md).
@@ -80,6 +96,8 @@ pub struct BlockedLu<T> {
     panel_width: usize,
     exchange: PanelExchange,
     block_column: usize,
+    /// The most steps one `swap_rows` launch takes (its shared memory grows with them).
+    swap_steps: usize,
     sms: usize,
     /// L (unit, below the diagonal) and U, row-major n x n, rows `ld` apart.
     lu: CudaSlice<T>,
@@ -129,6 +147,7 @@ impl<T: Scalar> BlockedLu<T> {
             panel_width: DEFAULT_PANEL_WIDTH,
             exchange: DEFAULT_EXCHANGE,
             block_column: default_block_column(n),
+            swap_steps: swap_steps::<T>(gpu.props().max_shared_per_block_optin)?,
             sms,
             lu: gpu.zeros(n * ld)?,
             ld,
@@ -161,8 +180,10 @@ impl<T: Scalar> BlockedLu<T> {
     /// The block column's width (one of [`BLOCK_COLUMNS`]; default [`default_block_column`]).
     pub fn with_block_column(mut self, width: usize) -> Result<BlockedLu<T>> {
         if !BLOCK_COLUMNS.contains(&width) {
-            let [narrow, wide] = BLOCK_COLUMNS;
-            return Err(Error::InvalidInput(format!("block column of {width} columns ({narrow} or {wide})")));
+            let [narrow, wide, widest] = BLOCK_COLUMNS;
+            return Err(Error::InvalidInput(format!(
+                "block column of {width} columns ({narrow}, {wide} or {widest})"
+            )));
         }
         self.block_column = width;
         Ok(self)
@@ -358,7 +379,8 @@ impl<T: Scalar> BlockedLu<T> {
     }
 
     /// Queues the row swaps of the block column `block` on the columns `left` (left of it,
-    /// starting at 0) and `right` (right of it).
+    /// starting at 0) and `right` (right of it): in parts of at most `swap_steps` steps, equal
+    /// but for the last, in order, as the swaps are made.
     fn queue_swap_rows(
         &mut self,
         queue: Queue,
@@ -367,30 +389,34 @@ impl<T: Scalar> BlockedLu<T> {
         right: Range<usize>,
     ) -> Result<()> {
         let columns = left.len() + right.len();
-        if columns == 0 {
+        if columns == 0 || block.is_empty() {
             return Ok(());
         }
-        let launch =
-            Launch::linear(columns.div_ceil(abi::solve::SWAP_COLS as usize) * THREADS as usize, THREADS)
-                .shared(abi::solve::swap_rows_shared_bytes(block.len(), size_of::<T>()))
-                .beside_large_shared();
-        let (k0, width) = (block.start as u32, block.len() as u32);
-        // SAFETY: the pivots of steps k0..k0 + width are rows of the n x n matrix below them;
-        // the columns `left` (from 0) and `right` lie inside it.
-        unsafe {
-            kernels::swap_rows::<T>(
-                queue,
-                launch,
-                &mut self.lu,
-                self.ld as u32,
-                &self.pivots,
-                k0,
-                width,
-                left.end as u32,
-                right.start as u32,
-                right.end as u32,
-            )
+        let part = block.len().div_ceil(block.len().div_ceil(self.swap_steps));
+        for k0 in block.clone().step_by(part) {
+            let width = part.min(block.end - k0);
+            let launch =
+                Launch::linear(columns.div_ceil(abi::solve::SWAP_COLS as usize) * THREADS as usize, THREADS)
+                    .shared(abi::solve::swap_rows_shared_bytes(width, size_of::<T>()))
+                    .beside_large_shared();
+            // SAFETY: the pivots of steps k0..k0 + width are rows of the n x n matrix below
+            // them; the columns `left` (from 0) and `right` lie inside it.
+            unsafe {
+                kernels::swap_rows::<T>(
+                    queue,
+                    launch,
+                    &mut self.lu,
+                    self.ld as u32,
+                    &self.pivots,
+                    k0 as u32,
+                    width as u32,
+                    left.end as u32,
+                    right.start as u32,
+                    right.end as u32,
+                )?;
+            }
         }
+        Ok(())
     }
 
     /// Queues the panel kernel for columns k0..k0 + width (rows k0..n), its row swaps applied
@@ -640,5 +666,20 @@ impl BlockedLu<f32> {
                 r,
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_swaps_fit_the_devices_shared_memory() {
+        // An H100's or H200's 227 KiB a block, an A100's 163 KiB, and too little for a warp.
+        assert_eq!(swap_steps::<f64>(232_448).unwrap(), 416);
+        assert_eq!(swap_steps::<f64>(166_912).unwrap(), 320);
+        assert_eq!(swap_steps::<f32>(232_448).unwrap(), 512);
+        let err = swap_steps::<f64>(10_000).unwrap_err().to_string();
+        assert!(err.contains("10000 bytes of shared memory"), "{err}");
     }
 }

@@ -415,7 +415,8 @@ unsafe fn store_rows<T: Float, const NB: u32>(
     }
 }
 
-/// LAPACK's `laswp` for the steps k0..k0 + width (width <= 256, a block column): row k0 + i
+/// LAPACK's `laswp` for the steps k0..k0 + width (a block column, or a part of one whose
+/// shared bytes fit): row k0 + i
 /// swapped with row pivots[k0 + i], in order of i, in the columns 0..left_end and
 /// right_begin..right_end (outside the steps' block column, whose own columns the panels
 /// swapped). Block b takes SWAP_COLS of those columns: it stages rows k0..k0 + width and the
