@@ -63,10 +63,10 @@ fn swap_steps<T>(shared: usize) -> Result<usize> {
     })
 }
 
-/// The block column for an n x n matrix: 384 from n = 16384 on, where the trailing update is
+/// The block column for an n x n matrix: 512 from n = 16384 on, where the trailing update is
 /// most of the time, else 256 (measured: PERF.md).
 pub fn default_block_column(n: usize) -> usize {
-    if n >= 16384 { BLOCK_COLUMNS[1] } else { BLOCK_COLUMNS[0] }
+    if n >= 16384 { BLOCK_COLUMNS[2] } else { BLOCK_COLUMNS[0] }
 }
 const THREADS: u32 = abi::solve::BLOCKED_THREADS;
 /// Fewest panel rows per block: below this, fewer blocks (fewer candidates to wait for) win.
