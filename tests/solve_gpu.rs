@@ -311,7 +311,7 @@ fn invalid_input_is_an_error() {
 fn mixed_and_irs(gpu: &Gpu, a: &DenseMatrix<f64>, b: &[f64]) -> ((Vec<f64>, Refinement), Vec<f64>) {
     let n = a.rows;
     let (da, db) = (gpu.upload(&a.data).unwrap(), gpu.upload(b).unwrap());
-    let mixed = mixed_solve(gpu, a, b, (&da, &db), default_block_column(n));
+    let mixed = mixed_solve(gpu, a, b, (&da, &db), default_block_column::<f32>(n));
     let mut dx = gpu.filled(n, f64::NAN).unwrap();
     CusolverIrs::new(gpu, n).unwrap().solve(gpu, &da, &db, &mut dx).unwrap();
     (mixed, gpu.download(&dx).unwrap())

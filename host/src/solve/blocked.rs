@@ -63,10 +63,15 @@ fn swap_steps<T>(shared: usize) -> Result<usize> {
     })
 }
 
-/// The block column for an n x n matrix: 512 from n = 16384 on, where the trailing update is
-/// most of the time, else 256 (measured: PERF.md).
-pub fn default_block_column(n: usize) -> usize {
-    if n >= 16384 { BLOCK_COLUMNS[2] } else { BLOCK_COLUMNS[0] }
+/// The block column for an n x n matrix of `T`: from n = 16384 on, where the trailing update
+/// is most of the time, 512 in f64 and 384 in f32 (whose TF32 update is faster, so that its
+/// panels weigh more), else 256 (measured: PERF.md).
+pub fn default_block_column<T: Scalar>(n: usize) -> usize {
+    match (n >= 16384, T::NAME) {
+        (false, _) => BLOCK_COLUMNS[0],
+        (true, "f32") => BLOCK_COLUMNS[1],
+        (true, _) => BLOCK_COLUMNS[2],
+    }
 }
 const THREADS: u32 = abi::solve::BLOCKED_THREADS;
 /// Fewest panel rows per block: below this, fewer blocks (fewer candidates to wait for) win.
@@ -146,7 +151,7 @@ impl<T: Scalar> BlockedLu<T> {
             update: UpdateKernel::default_for::<T>(gpu),
             panel_width: DEFAULT_PANEL_WIDTH,
             exchange: DEFAULT_EXCHANGE,
-            block_column: default_block_column(n),
+            block_column: default_block_column::<T>(n),
             swap_steps: swap_steps::<T>(gpu.props().max_shared_per_block_optin)?,
             sms,
             lu: gpu.zeros(n * ld)?,
