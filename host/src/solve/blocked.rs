@@ -54,8 +54,8 @@ const _: () = {
 /// steps: the row swaps of a wider block column go in parts.
 fn swap_steps<T>(shared: usize) -> Result<usize> {
     let fits = |steps: usize| abi::solve::swap_rows_shared_bytes(steps, size_of::<T>()) <= shared;
-    let most =
-        (1..=BLOCK_COLUMNS[BLOCK_COLUMNS.len() - 1] / 32).rev().map(|warps| 32 * warps).find(|&s| fits(s));
+    let widest = BLOCK_COLUMNS[BLOCK_COLUMNS.len() - 1];
+    let most = (1..=widest / 32).rev().map(|warps| 32 * warps).find(|&steps| fits(steps));
     most.ok_or_else(|| {
         Error::InvalidInput(format!(
             "the LU's row swaps need more than the device's {shared} bytes of shared memory a block"

@@ -415,14 +415,13 @@ unsafe fn store_rows<T: Float, const NB: u32>(
     }
 }
 
-/// LAPACK's `laswp` for the steps k0..k0 + width (a block column, or a part of one whose
-/// shared bytes fit): row k0 + i
-/// swapped with row pivots[k0 + i], in order of i, in the columns 0..left_end and
-/// right_begin..right_end (outside the steps' block column, whose own columns the panels
-/// swapped). Block b takes SWAP_COLS of those columns: it stages rows k0..k0 + width and the
-/// rows below them that the swaps reach, swaps in shared memory (a thread per column), and
-/// writes both back; every global access is independent of the others, so the swaps' chain
-/// runs at shared-memory latency.
+/// LAPACK's `laswp` for the steps k0..k0 + width (a block column, or a part of one where its
+/// shared bytes do not fit): row k0 + i swapped with row pivots[k0 + i], in order of i, in the
+/// columns 0..left_end and right_begin..right_end (outside the steps' block column, whose own
+/// columns the panels swapped). Block b takes SWAP_COLS of those columns: it stages rows
+/// k0..k0 + width and the rows below them that the swaps reach, swaps in shared memory (a
+/// thread per column), and writes both back; every global access is independent of the
+/// others, so the swaps' chain runs at shared-memory latency.
 /// Launch: ceil(columns / SWAP_COLS) blocks of BLOCKED_THREADS; shared bytes:
 /// `swap_rows_shared_bytes(width)`.
 #[gpu::kernel(T = f32 | f64)]
