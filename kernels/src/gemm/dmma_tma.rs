@@ -172,9 +172,6 @@ unsafe fn tile_product(
             tma::load_box_3d(a_tile + 8 * A_LEN, b_map, [0, k0, col0 / GROUP], landed(s));
         }
     };
-    if epilogue == Epilogue::Subtract {
-        prefetch_tile(c, (m, n), c_origin, (SHAPE.tile_m, SHAPE.tile_n), SHAPE.threads, tid);
-    }
     if tid == 0 {
         for s in 0..STAGES {
             landed(s).init(1);
@@ -207,6 +204,11 @@ unsafe fn tile_product(
             let done = kt - 1;
             freed(done % STAGES).wait(done / STAGES % 2);
             load(done + STAGES);
+        }
+        // C's tile goes to L2 three quarters into the k-loop: early enough to land before the
+        // epilogue, late enough to leave the first k-tiles' copies alone (PERF.md).
+        if epilogue == Epilogue::Subtract && kt == k_tiles * 3 / 4 {
+            prefetch_tile(c, (m, n), c_origin, (SHAPE.tile_m, SHAPE.tile_n), SHAPE.threads, tid);
         }
         let s = kt % STAGES;
         let second = unsafe { lanes.fragments(tiles, s, 8) };

@@ -36,8 +36,9 @@ const GROUP_ROWS: u32 = 8;
 pub(super) enum Epilogue {
     /// C = A B.
     Store,
-    /// C -= A B (the trailing update): C's tile is prefetched to L2 at the start, so that
-    /// the epilogue's loads of it find it there.
+    /// C -= A B (the trailing update): C's tile is prefetched to L2 during the k-loop (at its
+    /// start here and in `wgmma`, three quarters into it in `dmma_tma`), so that the epilogue's
+    /// loads of it find it there.
     Subtract,
 }
 

@@ -55,7 +55,8 @@ pub unsafe fn pipelined<T: crate::device::mma::Mma16x8x8>(
 }
 
 /// C -= A B in f64 on `gemm::dmma_tma`'s k-loop (A m x k, B k x n, C m x n: `maps` as the
-/// host's `gemm::dmma_tma_maps`), C's tile prefetched to L2 at the start for the epilogue.
+/// host's `gemm::dmma_tma_maps`), C's tile prefetched to L2 three quarters into the k-loop for
+/// the epilogue.
 /// Launch: as `gemm::dmma_tma::dmma_tma`.
 #[cfg(target_feature = "sm_90a")]
 #[gpu::kernel]
