@@ -31,9 +31,8 @@ pub enum UpdateKernel {
 }
 
 impl UpdateKernel {
-    /// Tensor cores for f64: `DmmaTma` in the sm_90a module (the fastest DGEMM kernel's k-loop;
-    /// in the blocked LU, whose pace the panels set, within 2% of `Pipelined`: PERF.md), else
-    /// `Pipelined` on sm_90. SIMT for f32 (f32-accurate).
+    /// Tensor cores for f64: `DmmaTma` in the sm_90a module (the fastest DGEMM kernel's
+    /// k-loop), else `Pipelined` on sm_90. SIMT for f32 (f32-accurate).
     pub fn default_for<T: Scalar>(gpu: &Gpu) -> UpdateKernel {
         match (T::NAME, gpu.ptx_arch() >= 90) {
             ("f64", true) if gpu.ptx_name() == "sm_90a" => UpdateKernel::DmmaTma,
