@@ -36,9 +36,8 @@ const GROUP_ROWS: u32 = 8;
 pub(super) enum Epilogue {
     /// C = A B.
     Store,
-    /// C -= A B (the trailing update): C's tile is prefetched to L2 during the k-loop (at its
-    /// start here and in `wgmma`, three quarters into it in `dmma_tma`), so that the epilogue's
-    /// loads of it find it there.
+    /// C -= A B (the trailing update): C's tile is prefetched to L2 during the k-loop (each
+    /// kernel says when), so that the epilogue's loads of it find it there.
     Subtract,
 }
 
@@ -66,7 +65,7 @@ const fn chunk<T>() -> u32 {
 }
 
 /// The k-loop and the epilogue: C (=, or -=) A B for A m x k, B k x n, C m x n, blocks of
-/// row-major matrices. Launch: grid (ceil(m / BM) * ceil(n / BN)) blocks (1D),
+/// row-major matrices (where it subtracts, C's tile prefetched to L2 at the start). Launch: grid (ceil(m / BM) * ceil(n / BN)) blocks (1D),
 /// `shape.threads` threads, `shape.shared_bytes` of dynamic shared memory, with the shape of
 /// `abi::gemm::PipelinedShape::of(size_of T)`.
 ///
